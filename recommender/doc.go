@@ -1,0 +1,10 @@
+// Package recommender is the Kubernetes 1.37 HorizontalPodAutoscaler (autoscaling/v2) decision
+// algorithm as a pure library: per-metric replica proposals, tolerance, pod grouping, several
+// metrics, stabilization, scaling policies, conditions, an explanation of every decision, the
+// history operations the decisions depend on, and replay of a timeline.
+//
+// It does no I/O, reads no clock or environment, starts no goroutines and keeps no globals: the
+// caller passes "now" and every input. It imports only the standard library and
+// k8s.io/apimachinery (for quantities); it must never import store, server, proto or gRPC.
+// Rule ids in comments (R-TOL-1, R-CALC-4, ...) refer to shared/HPA-ALGORITHM.md.
+package recommender
