@@ -1,0 +1,713 @@
+package recommender
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// tolerances is the (down, up) pair of R-TOL.
+type tolerances struct {
+	down, up float64
+}
+
+// within reports whether ratio r needs no change (R-TOL-1: inclusive, in float64).
+func (t tolerances) within(r float64) bool {
+	return (1.0-t.down) <= r && r <= (1.0+t.up)
+}
+
+// ceilToInt32 rounds up and saturates at the int32 range (R-INT, upstream PR #141397).
+// NaN keeps the amd64 conversion result upstream left unchanged.
+func ceilToInt32(f float64) int32 {
+	c := math.Ceil(f)
+	switch {
+	case math.IsNaN(c):
+		return math.MinInt32
+	case c >= math.MaxInt32:
+		return math.MaxInt32
+	case c <= math.MinInt32:
+		return math.MinInt32
+	}
+	return int32(c)
+}
+
+// truncToInt32 truncates toward zero and saturates at the int32 range.
+func truncToInt32(f float64) int32 {
+	t := math.Trunc(f)
+	switch {
+	case math.IsNaN(t):
+		return math.MinInt32
+	case t >= math.MaxInt32:
+		return math.MaxInt32
+	case t <= math.MinInt32:
+		return math.MinInt32
+	}
+	return int32(t)
+}
+
+// podGroups is the outcome of R-GRP for one metric.
+type podGroups struct {
+	ready   int
+	unready []int // indexes into the pod list
+	missing []int
+	ignored int
+}
+
+// calcContext carries what every per-metric calculation reads.
+type calcContext struct {
+	now            time.Time
+	opts           Options
+	tol            tolerances
+	specReplicas   int32
+	statusReplicas int32
+	pods           []Pod
+}
+
+// metricResult is one metric's proposal, its status entry and its explanation.
+type metricResult struct {
+	proposal int32
+	name     string
+	status   MetricStatus
+	explain  MetricExplanation
+	reason   string // the ScalingActive reason when err is set
+	err      error
+}
+
+var errNoPods = errors.New("no pods returned by selector while calculating replica count")
+var errAllUnready = errors.New("did not receive metrics for targeted pods (pods might be unready)")
+
+// sampleMap is the working map of R-GRP-3: pod name -> sample. Entries are never removed;
+// removed pods are flagged so the map can be reused without reallocation.
+type sampleMap map[string]PodSample
+
+func newSampleMap(samples []PodSample) sampleMap {
+	m := make(sampleMap, len(samples))
+	for _, s := range samples {
+		if s.Window == 0 {
+			s.Window = DefaultMetricWindow
+		}
+		m[s.Pod] = s
+	}
+	return m
+}
+
+// groupPods applies R-GRP rules 1-5 in order. cpu selects the CPU readiness rules.
+func (c *calcContext) groupPods(samples sampleMap, cpu bool) podGroups {
+	var g podGroups
+	for i := range c.pods {
+		p := &c.pods[i]
+		if p.Deleting || p.Phase == PodFailed || p.Phase == PodSucceeded {
+			g.ignored++
+			delete(samples, p.Name)
+			continue
+		}
+		if p.Phase == PodPending {
+			g.unready = append(g.unready, i)
+			delete(samples, p.Name)
+			continue
+		}
+		s, ok := samples[p.Name]
+		if !ok {
+			g.missing = append(g.missing, i)
+			continue
+		}
+		if cpu && c.cpuUnready(p, s) {
+			g.unready = append(g.unready, i)
+			delete(samples, p.Name)
+			continue
+		}
+		g.ready++
+	}
+	return g
+}
+
+// cpuUnready is R-GRP rule 4.
+func (c *calcContext) cpuUnready(p *Pod, s PodSample) bool {
+	if !p.HasReady || p.StartTime.IsZero() {
+		return true
+	}
+	if p.StartTime.Add(c.opts.CPUInitializationPeriod).After(c.now) {
+		return !p.Ready || s.Timestamp.Before(p.ReadyTransitionTime.Add(s.Window))
+	}
+	return !p.Ready && p.StartTime.Add(c.opts.InitialReadinessDelay).After(p.ReadyTransitionTime)
+}
+
+// podRequests computes each listed pod's request for res in milli-units (R-RES-1, R-CRES).
+func podRequests(pods []Pod, res, container string) (map[string]int64, error) {
+	out := make(map[string]int64, len(pods))
+	for i := range pods {
+		p := &pods[i]
+		if container == "" && hasPodLevelRequests(p) {
+			q, ok := effectivePodRequest(p, res)
+			if !ok {
+				return nil, fmt.Errorf("missing pod-level request for %s in Pod %s", res, p.Name)
+			}
+			out[p.Name] = q
+			continue
+		}
+		var sum int64
+		found := false
+		add := func(c *Container) error {
+			if container != "" && c.Name != container {
+				return nil
+			}
+			found = true
+			q, ok := c.Requests[res]
+			if !ok {
+				return fmt.Errorf("missing request for %s in container %s of Pod %s", res, c.Name, p.Name)
+			}
+			sum += q.MilliValue()
+			return nil
+		}
+		for j := range p.Containers {
+			if err := add(&p.Containers[j]); err != nil {
+				return nil, err
+			}
+		}
+		for j := range p.InitContainers {
+			if p.InitContainers[j].RestartPolicy == "Always" {
+				if err := add(&p.InitContainers[j]); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if container != "" && !found {
+			return nil, fmt.Errorf("container %s not found in Pod %s", container, p.Name)
+		}
+		out[p.Name] = sum
+	}
+	return out, nil
+}
+
+// podLevelResource reports whether pod-level requests may set res (cpu, memory, hugepages-*).
+func podLevelResource(res string) bool {
+	return res == "cpu" || res == "memory" || len(res) > 10 && res[:10] == "hugepages-"
+}
+
+func hasPodLevelRequests(p *Pod) bool {
+	for name := range p.Requests {
+		if podLevelResource(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// effectivePodRequest is the scheduler's pod request for res: the containers' aggregate by the
+// sidecar formula with exact quantity arithmetic, overridden by a pod-level entry.
+func effectivePodRequest(p *Pod, res string) (int64, bool) {
+	if q, ok := p.Requests[res]; ok && podLevelResource(res) {
+		return q.MilliValue(), true
+	}
+	var sum resource.Quantity
+	found := false
+	for i := range p.Containers {
+		if q, ok := p.Containers[i].Requests[res]; ok {
+			sum.Add(q)
+			found = true
+		}
+	}
+	// Init containers: sidecars add to the running total; a regular init container needs
+	// its own request plus the sidecars started before it.
+	var sidecars, initMax resource.Quantity
+	for i := range p.InitContainers {
+		c := &p.InitContainers[i]
+		q, ok := c.Requests[res]
+		if c.RestartPolicy == "Always" {
+			if ok {
+				sidecars.Add(q)
+				found = true
+			}
+			if sidecars.Cmp(initMax) > 0 {
+				initMax = sidecars.DeepCopy()
+			}
+			continue
+		}
+		if ok {
+			found = true
+			t := sidecars.DeepCopy()
+			t.Add(q)
+			if t.Cmp(initMax) > 0 {
+				initMax = t
+			}
+		}
+	}
+	sum.Add(sidecars)
+	if initMax.Cmp(sum) > 0 {
+		sum = initMax
+	}
+	if !found {
+		return 0, false
+	}
+	return sum.MilliValue(), true
+}
+
+// utilizationRatio is upstream's GetResourceUtilizationRatio (R-RES-2).
+func utilizationRatio(samples sampleMap, requests map[string]int64, target int32) (float64, int32, int64, error) {
+	var usage, req int64
+	n := int64(0)
+	for name, s := range samples {
+		r, ok := requests[name]
+		if !ok {
+			continue
+		}
+		usage += s.Milli
+		req += r
+		n++
+	}
+	if req == 0 {
+		return 0, 0, 0, errors.New("no metrics returned matched known pods")
+	}
+	util := int32(usage * 100 / req)
+	return float64(util) / float64(target), util, usage / n, nil
+}
+
+// averageRatio is upstream's GetMetricUsageRatio (R-PLAIN-1).
+func averageRatio(samples sampleMap, target int64) (float64, int64) {
+	var total int64
+	for _, s := range samples {
+		total += s.Milli
+	}
+	avg := total / int64(len(samples))
+	return float64(avg) / float64(target), avg
+}
+
+// podAverage is the shared procedure of R-CALC for Resource, ContainerResource and Pods.
+// ratio computes the usage ratio over the working map; fill is the scale-down value of a
+// missing pod. It returns the proposal, the first-pass ratio and the pod groups.
+func (c *calcContext) podAverage(samples sampleMap, g podGroups, ratio func(sampleMap) (float64, error), fill func(name string) int64) (int32, float64, error) {
+	r, err := ratio(samples)
+	if err != nil {
+		return 0, 0, err
+	}
+	scaleUpWithUnready := len(g.unready) > 0 && r > 1.0
+	if !scaleUpWithUnready && len(g.missing) == 0 {
+		if c.tol.within(r) {
+			return c.specReplicas, r, nil
+		}
+		return ceilToInt32(r * float64(g.ready)), r, nil
+	}
+	if len(g.missing) > 0 {
+		switch {
+		case r < 1.0:
+			for _, i := range g.missing {
+				name := c.pods[i].Name
+				samples[name] = PodSample{Pod: name, Milli: fill(name)}
+			}
+		case r > 1.0:
+			for _, i := range g.missing {
+				name := c.pods[i].Name
+				samples[name] = PodSample{Pod: name}
+			}
+		}
+	}
+	if scaleUpWithUnready {
+		for _, i := range g.unready {
+			name := c.pods[i].Name
+			samples[name] = PodSample{Pod: name}
+		}
+	}
+	r2, err := ratio(samples)
+	if err != nil {
+		return 0, r, err
+	}
+	if c.tol.within(r2) || (r < 1.0 && r2 > 1.0) || (r > 1.0 && r2 < 1.0) {
+		return c.specReplicas, r, nil
+	}
+	n := ceilToInt32(r2 * float64(len(samples)))
+	if (r2 < 1.0 && n > c.specReplicas) || (r2 > 1.0 && n < c.specReplicas) {
+		return c.specReplicas, r, nil
+	}
+	return n, r, nil
+}
+
+func (g podGroups) explain(e *MetricExplanation) {
+	e.ReadyPods = int32(g.ready)
+	e.UnreadyPods = int32(len(g.unready))
+	e.MissingPods = int32(len(g.missing))
+	e.IgnoredPods = int32(g.ignored)
+}
+
+// resourceMetric computes Resource and ContainerResource proposals (R-RES, R-PLAIN, R-CRES).
+func (c *calcContext) resourceMetric(res, container string, target MetricTarget, obs *Observation, out *metricResult) {
+	kind := MetricResource
+	out.reason = "FailedGetResourceMetric"
+	if container != "" {
+		kind = MetricContainerResource
+		out.reason = "FailedGetContainerResourceMetric"
+	}
+	fail := func(err error) {
+		out.err = fmt.Errorf("failed to get %s utilization: %w", res, err)
+	}
+	if obs.Error != "" {
+		fail(fmt.Errorf("unable to get metrics for resource %s: %s", res, obs.Error))
+		return
+	}
+	if len(obs.PodSamples) == 0 {
+		fail(fmt.Errorf("unable to get metrics for resource %s: no metrics returned from resource metrics API", res))
+		return
+	}
+	if len(c.pods) == 0 {
+		fail(errNoPods)
+		return
+	}
+	samples := newSampleMap(obs.PodSamples)
+	g := c.groupPods(samples, res == "cpu")
+	g.explain(&out.explain)
+	if len(samples) == 0 {
+		fail(errAllUnready)
+		return
+	}
+	current := MetricValueStatus{}
+	if target.AverageValue != nil {
+		tv := target.AverageValue.MilliValue()
+		first := true
+		var avg int64
+		p, r, err := c.podAverage(samples, g, func(m sampleMap) (float64, error) {
+			r, a := averageRatio(m, tv)
+			if first {
+				avg, first = a, false
+			}
+			return r, nil
+		}, func(string) int64 { return tv })
+		if err != nil {
+			fail(err)
+			return
+		}
+		out.proposal, out.explain.UsageRatio = p, r
+		out.name = res + " resource"
+		current.AverageValue = milliQuantity(avg, res)
+	} else {
+		if target.AverageUtilization == nil {
+			out.err = errors.New("invalid resource metric source: neither an average utilization target nor an average value (usage) target was set")
+			return
+		}
+		tu := *target.AverageUtilization
+		requests, err := podRequests(c.pods, res, container)
+		if err != nil {
+			fail(err)
+			return
+		}
+		first := true
+		var util int32
+		var raw int64
+		p, r, err := c.podAverage(samples, g, func(m sampleMap) (float64, error) {
+			r, u, a, err := utilizationRatio(m, requests, tu)
+			if first {
+				util, raw, first = u, a, false
+			}
+			return r, err
+		}, func(name string) int64 { return requests[name] * int64(max(100, tu)) / 100 })
+		if err != nil {
+			fail(err)
+			return
+		}
+		out.proposal, out.explain.UsageRatio = p, r
+		out.name = res + " resource utilization (percentage of request)"
+		if container != "" {
+			out.name = res + " container resource utilization (percentage of request)"
+		}
+		current.AverageUtilization = &util
+		current.AverageValue = milliQuantity(raw, res)
+	}
+	out.status.Type = kind
+	if container != "" {
+		out.status.ContainerResource = &ContainerResourceMetricStatus{Name: res, Container: container, Current: current}
+	} else {
+		out.status.Resource = &ResourceMetricStatus{Name: res, Current: current}
+	}
+}
+
+// milliQuantity builds a status quantity; memory is binary, everything else decimal (R-RES-5).
+func milliQuantity(v int64, res string) *resource.Quantity {
+	if res == "memory" {
+		return resource.NewMilliQuantity(v, resource.BinarySI)
+	}
+	return resource.NewMilliQuantity(v, resource.DecimalSI)
+}
+
+// podsMetric computes a Pods metric proposal (R-PODS).
+func (c *calcContext) podsMetric(src *PodsMetricSource, obs *Observation, out *metricResult) {
+	out.reason = "FailedGetPodsMetric"
+	fail := func(err error) {
+		out.err = fmt.Errorf("failed to get pods metric value: %w", err)
+	}
+	if obs.Error != "" {
+		fail(fmt.Errorf("unable to get metric %s: %s", src.Metric.Name, obs.Error))
+		return
+	}
+	if len(obs.PodSamples) == 0 {
+		fail(fmt.Errorf("unable to get metric %s: no metrics returned from custom metrics API", src.Metric.Name))
+		return
+	}
+	if src.Target.AverageValue == nil {
+		fail(errors.New("invalid pods metric source: no average value target was set"))
+		return
+	}
+	if len(c.pods) == 0 {
+		fail(errNoPods)
+		return
+	}
+	tv := src.Target.AverageValue.MilliValue()
+	samples := newSampleMap(obs.PodSamples)
+	g := c.groupPods(samples, false)
+	g.explain(&out.explain)
+	if len(samples) == 0 {
+		fail(errAllUnready)
+		return
+	}
+	first := true
+	var avg int64
+	p, r, err := c.podAverage(samples, g, func(m sampleMap) (float64, error) {
+		r, a := averageRatio(m, tv)
+		if first {
+			avg, first = a, false
+		}
+		return r, nil
+	}, func(string) int64 { return tv })
+	if err != nil {
+		fail(err)
+		return
+	}
+	out.proposal, out.explain.UsageRatio = p, r
+	out.name = "pods metric " + src.Metric.Name
+	out.status = MetricStatus{Type: MetricPods, Pods: &PodsMetricStatus{
+		Metric:  src.Metric,
+		Current: MetricValueStatus{AverageValue: resource.NewMilliQuantity(avg, resource.DecimalSI)},
+	}}
+}
+
+// readyPods counts Running pods with Ready=True (R-OBJ-2).
+func (c *calcContext) readyPods() (int64, error) {
+	if len(c.pods) == 0 {
+		return 0, errNoPods
+	}
+	var n int64
+	for i := range c.pods {
+		p := &c.pods[i]
+		if p.Phase == PodRunning && p.HasReady && p.Ready {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// valueProposal is upstream's getUsageRatioReplicaCount (R-OBJ-2, R-OBJ-3, R-TOL-5).
+func (c *calcContext) valueProposal(r float64, e *MetricExplanation) (int32, error) {
+	if c.specReplicas == 0 {
+		return ceilToInt32(r), nil
+	}
+	if c.tol.within(r) {
+		return c.specReplicas, nil
+	}
+	n, err := c.readyPods()
+	if err != nil {
+		return 0, fmt.Errorf("unable to calculate ready pods: %w", err)
+	}
+	e.ReadyPods = int32(n)
+	return ceilToInt32(r * float64(n)), nil
+}
+
+// perPodProposal is the AverageValue procedure of R-OBJAVG / R-EXTAVG over statusReplicas.
+func (c *calcContext) perPodProposal(usage, target int64) (int32, float64, int64) {
+	replicas := c.statusReplicas
+	r := float64(usage) / (float64(target) * float64(replicas))
+	if !c.tol.within(r) {
+		replicas = ceilToInt32(float64(usage) / float64(target))
+	}
+	var avg int64
+	if c.statusReplicas != 0 {
+		avg = ceilToInt64(float64(usage) / float64(c.statusReplicas))
+	}
+	return replicas, r, avg
+}
+
+func ceilToInt64(f float64) int64 {
+	c := math.Ceil(f)
+	switch {
+	case math.IsNaN(c):
+		return 0
+	case c >= math.MaxInt64:
+		return math.MaxInt64
+	case c <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(c)
+}
+
+// objectMetric computes an Object metric proposal (R-OBJ, R-OBJAVG).
+func (c *calcContext) objectMetric(src *ObjectMetricSource, obs *Observation, out *metricResult) {
+	out.reason = "FailedGetObjectMetric"
+	t := src.Target
+	isValue := t.Type == TargetValue && t.Value != nil
+	isAvg := t.Type == TargetAverageValue && t.AverageValue != nil
+	if !isValue && !isAvg {
+		out.err = errors.New("invalid object metric source: neither a value target nor an average value target was set")
+		return
+	}
+	var usage int64
+	switch {
+	case obs.Error != "":
+		out.err = fmt.Errorf("failed to get object metric value: unable to get metric %s: %s", src.Metric.Name, obs.Error)
+		return
+	case obs.Value == nil:
+		out.err = fmt.Errorf("failed to get object metric value: unable to get metric %s: no metrics returned from custom metrics API", src.Metric.Name)
+		return
+	default:
+		usage = *obs.Value
+	}
+	if isValue {
+		r := float64(usage) / float64(t.Value.MilliValue())
+		out.explain.UsageRatio = r
+		p, err := c.valueProposal(r, &out.explain)
+		if err != nil {
+			out.err = fmt.Errorf("failed to get object metric value: %w", err)
+			return
+		}
+		out.proposal = p
+		out.name = src.DescribedObject.Kind + " metric " + src.Metric.Name
+		out.status = MetricStatus{Type: MetricObject, Object: &ObjectMetricStatus{
+			Metric:          src.Metric,
+			DescribedObject: src.DescribedObject,
+			Current:         MetricValueStatus{Value: resource.NewMilliQuantity(usage, resource.DecimalSI)},
+		}}
+		return
+	}
+	p, r, avg := c.perPodProposal(usage, t.AverageValue.MilliValue())
+	out.proposal, out.explain.UsageRatio = p, r
+	// Upstream labels the per-pod Object metric with the External wording (HPA-ALGORITHM §13.17).
+	out.name = "external metric " + metricLabel(src.Metric)
+	out.status = MetricStatus{Type: MetricObject, Object: &ObjectMetricStatus{
+		Metric:  src.Metric,
+		Current: MetricValueStatus{AverageValue: resource.NewMilliQuantity(avg, resource.DecimalSI)},
+	}}
+}
+
+// externalMetric computes an External metric proposal (R-EXT, R-EXTAVG).
+func (c *calcContext) externalMetric(src *ExternalMetricSource, obs *Observation, out *metricResult) {
+	out.reason = "FailedGetExternalMetric"
+	t := src.Target
+	if t.AverageValue == nil && t.Value == nil {
+		out.err = errors.New("invalid external metric source: neither a value target nor an average value target was set")
+		return
+	}
+	if obs.Error != "" || len(obs.Values) == 0 {
+		msg := obs.Error
+		if msg == "" {
+			msg = "no metrics returned from external metrics API"
+		}
+		out.err = fmt.Errorf("failed to get external metric %s: %s", src.Metric.Name, msg)
+		return
+	}
+	out.name = "external metric " + metricLabel(src.Metric)
+	if t.AverageValue != nil {
+		// R-EXTAVG: a sum that turns negative saturates and stops.
+		var usage int64
+		for _, v := range obs.Values {
+			usage += v
+			if usage < 0 {
+				usage = math.MaxInt64
+				break
+			}
+		}
+		p, r, avg := c.perPodProposal(usage, t.AverageValue.MilliValue())
+		out.proposal, out.explain.UsageRatio = p, r
+		out.status = MetricStatus{Type: MetricExternal, External: &ExternalMetricStatus{
+			Metric:  src.Metric,
+			Current: MetricValueStatus{AverageValue: resource.NewMilliQuantity(avg, resource.DecimalSI)},
+		}}
+		return
+	}
+	// R-EXT: positive overflow is capped.
+	var usage int64
+	for _, v := range obs.Values {
+		if v > 0 && usage > math.MaxInt64-v {
+			usage = math.MaxInt64
+			continue
+		}
+		usage += v
+	}
+	r := float64(usage) / float64(t.Value.MilliValue())
+	out.explain.UsageRatio = r
+	p, err := c.valueProposal(r, &out.explain)
+	if err != nil {
+		out.err = fmt.Errorf("failed to get external metric %s: %w", src.Metric.Name, err)
+		return
+	}
+	out.proposal = p
+	out.status = MetricStatus{Type: MetricExternal, External: &ExternalMetricStatus{
+		Metric:  src.Metric,
+		Current: MetricValueStatus{Value: resource.NewMilliQuantity(usage, resource.DecimalSI)},
+	}}
+}
+
+// metricLabel renders "name(selector)" as upstream's messages do.
+func metricLabel(m MetricIdentifier) string {
+	if m.Selector == nil {
+		return m.Name + "(<nil>)"
+	}
+	return fmt.Sprintf("%s(&LabelSelector{MatchLabels:%v,MatchExpressions:%v,})", m.Name, m.Selector.MatchLabels, m.Selector.MatchExpressions)
+}
+
+// computeMetric dispatches one metric spec (R-OBJ-4, R-PLAIN-4, R-EXTAVG dispatch).
+func (c *calcContext) computeMetric(i int, spec *MetricSpec, obs *Observation) metricResult {
+	out := metricResult{explain: MetricExplanation{Index: int32(i)}}
+	switch spec.Type {
+	case MetricResource:
+		if spec.Resource != nil {
+			c.resourceMetric(spec.Resource.Name, "", spec.Resource.Target, obs, &out)
+		}
+	case MetricContainerResource:
+		if spec.ContainerResource != nil {
+			c.resourceMetric(spec.ContainerResource.Name, spec.ContainerResource.Container, spec.ContainerResource.Target, obs, &out)
+		}
+	case MetricPods:
+		if spec.Pods != nil {
+			c.podsMetric(spec.Pods, obs, &out)
+		}
+	case MetricObject:
+		if spec.Object != nil {
+			c.objectMetric(spec.Object, obs, &out)
+		}
+	case MetricExternal:
+		if spec.External != nil {
+			c.externalMetric(spec.External, obs, &out)
+		}
+	default:
+		out.reason = "InvalidMetricSourceType"
+		out.err = fmt.Errorf("unknown metric source type %q", spec.Type)
+	}
+	if out.err == nil && out.name == "" {
+		out.reason = "InvalidMetricSourceType"
+		out.err = fmt.Errorf("metric source %q is not set", spec.Type)
+	}
+	if out.err != nil {
+		out.status = MetricStatus{}
+		out.explain.Error = out.err.Error()
+		out.explain.Name = metricSpecName(spec)
+	} else {
+		out.explain.Name = out.name
+		out.explain.Proposal = out.proposal
+	}
+	return out
+}
+
+// metricSpecName names a metric for the explanation when it failed.
+func metricSpecName(spec *MetricSpec) string {
+	switch {
+	case spec.Resource != nil:
+		return spec.Resource.Name + " resource"
+	case spec.ContainerResource != nil:
+		return spec.ContainerResource.Name + " container resource"
+	case spec.Pods != nil:
+		return "pods metric " + spec.Pods.Metric.Name
+	case spec.Object != nil:
+		return spec.Object.DescribedObject.Kind + " metric " + spec.Object.Metric.Name
+	case spec.External != nil:
+		return "external metric " + spec.External.Metric.Name
+	}
+	return spec.Type
+}
