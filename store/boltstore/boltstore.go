@@ -1,0 +1,366 @@
+package boltstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/hpa-recommender/hpa-recommender/store"
+	"github.com/hpa-recommender/hpa-recommender/store/internal/codec"
+)
+
+// Options tune the bolt store. The zero value gives the defaults.
+type Options struct {
+	// Timeout is how long Open waits for the file lock another process holds before failing.
+	// Default 1s; never infinite (bbolt's own default would hang).
+	Timeout time.Duration
+	// MaxBatchSize is the most Updates committed in one transaction. Default 64. bbolt's
+	// default (1000) makes a batch wait for its timer unless 1000 writers are queued.
+	MaxBatchSize int
+	// MaxBatchDelay is how long a batch waits for more Updates before committing. Default 2ms.
+	MaxBatchDelay time.Duration
+	// NoSync skips fsync on commit: faster, and loses recent writes on a machine crash. Default
+	// false; for tests and throwaway data only.
+	NoSync bool
+}
+
+// Defaults for Options.
+const (
+	DefaultTimeout       = time.Second
+	DefaultMaxBatchSize  = 64
+	DefaultMaxBatchDelay = 2 * time.Millisecond
+)
+
+// deleteChunk bounds how many targets one DeleteUnseenSince write transaction removes, so TTL
+// collection never holds the writer lock for long.
+const deleteChunk = 1000
+
+// Store is a store.Store on one bbolt file.
+type Store struct {
+	db   *bolt.DB
+	path string
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens or creates the store file at path, creating its parent directory, and checks its
+// schema version: a file written by a newer binary, or not a store at all, is refused with an
+// error wrapping ErrUnsupportedSchema. If another process holds the file, Open fails after
+// opts.Timeout with an error wrapping bbolt's ErrTimeout.
+func Open(path string, opts Options) (*Store, error) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.MaxBatchSize <= 0 {
+		opts.MaxBatchSize = DefaultMaxBatchSize
+	}
+	if opts.MaxBatchDelay <= 0 {
+		opts.MaxBatchDelay = DefaultMaxBatchDelay
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return nil, fmt.Errorf("open bolt store: %w", err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout, NoSync: opts.NoSync})
+	if errors.Is(err, bolterrors.ErrTimeout) {
+		return nil, fmt.Errorf("open bolt store %s: file is locked by another process (waited %s): %w", path, opts.Timeout, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open bolt store %s: %w", path, err)
+	}
+	db.MaxBatchSize = opts.MaxBatchSize
+	db.MaxBatchDelay = opts.MaxBatchDelay
+	if err := db.Update(initSchema); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open bolt store %s: %w", path, err)
+	}
+	return &Store{db: db, path: path}, nil
+}
+
+// Path returns the file the store was opened on.
+func (s *Store) Path() string { return s.path }
+
+// translate maps bbolt's errors onto the store's sentinels.
+func translate(err error) error {
+	if errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
+		return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+	}
+	return err
+}
+
+func decode(key store.Key, v []byte) (*store.Target, error) {
+	t, rev, err := codec.Unmarshal(v) // copies: the result never aliases bbolt's memory
+	if err != nil {
+		return nil, err
+	}
+	t.Key, t.Revision = key, rev
+	return t, nil
+}
+
+// Get implements store.Store.
+func (s *Store) Get(ctx context.Context, key store.Key) (*store.Target, error) {
+	if err := codec.CheckKey(key); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var t *store.Target
+	err := s.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketTargets).Get(codec.EncodeKey(key))
+		if v == nil {
+			return store.ErrNotFound
+		}
+		var err error
+		t, err = decode(key, v)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("get %s: %w", key, translate(err))
+	}
+	return t, nil
+}
+
+// Update implements store.Store. It joins a db.Batch, so fn may run more than once and in a
+// transaction shared with other keys' updates; fn must not call the store.
+func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) (*store.Target, error) {
+	if err := codec.CheckKey(key); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	k := codec.EncodeKey(key)
+	// Set by the last run of the closure, which is the one whose transaction committed.
+	var (
+		result []byte // the record now stored (nil: none), owned by us
+		fnErr  error
+	)
+	err := s.db.Batch(func(tx *bolt.Tx) error {
+		result, fnErr = nil, nil
+		b := tx.Bucket(bucketTargets)
+		v := b.Get(k)
+		var cur *store.Target
+		if v != nil {
+			var err error
+			if cur, err = decode(key, v); err != nil {
+				return err
+			}
+		}
+		next, err := fn(cur)
+		if err != nil {
+			// Write nothing and let the rest of the batch commit; report fn's error below.
+			fnErr = err
+			return nil
+		}
+		if next == nil {
+			if v != nil {
+				result = bytes.Clone(v)
+			}
+			return nil
+		}
+		rev, err := b.NextSequence()
+		if err != nil {
+			return err
+		}
+		withKey := *next
+		withKey.Key = key
+		enc, err := codec.Marshal(&withKey, int64(rev))
+		if err != nil {
+			return err
+		}
+		if err := b.Put(k, enc); err != nil {
+			return err
+		}
+		result = enc
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("update %s: %w", key, translate(err))
+	}
+	if fnErr != nil {
+		return nil, fnErr
+	}
+	if result == nil {
+		return nil, nil
+	}
+	return decode(key, result)
+}
+
+// Delete implements store.Store. It is rare, so it takes its own transaction instead of a batch.
+func (s *Store) Delete(ctx context.Context, key store.Key) error {
+	if err := codec.CheckKey(key); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketTargets)
+		k := codec.EncodeKey(key)
+		if b.Get(k) == nil {
+			return store.ErrNotFound
+		}
+		return b.Delete(k)
+	})
+	if err != nil {
+		return fmt.Errorf("delete %s: %w", key, translate(err))
+	}
+	return nil
+}
+
+// List implements store.Store.
+func (s *Store) List(ctx context.Context, opts store.ListOptions) ([]store.TargetSummary, string, error) {
+	r, err := codec.ListRange(opts)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, "", err
+	}
+	var (
+		out  []store.TargetSummary
+		next string
+	)
+	err = s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketTargets).Cursor()
+		for k, v := c.Seek(r.Seek); k != nil && r.InRange(k); k, v = c.Next() {
+			if r.Skip != nil && bytes.Equal(k, r.Skip) {
+				continue
+			}
+			key, err := codec.DecodeKey(k)
+			if err != nil {
+				return fmt.Errorf("stored key %q: %w", k, err)
+			}
+			if !opts.Matches(key) {
+				continue
+			}
+			if len(out) == r.PageSize {
+				next = codec.EncodePageToken(out[len(out)-1].Key)
+				return nil
+			}
+			t, err := decode(key, v)
+			if err != nil {
+				return err
+			}
+			out = append(out, t.Summary())
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("list: %w", translate(err))
+	}
+	return out, next, nil
+}
+
+// DeleteUnseenSince implements store.Store: it finds candidates in a read transaction, then
+// removes them in bounded write transactions that re-check LastSeen.
+func (s *Store) DeleteUnseenSince(ctx context.Context, cutoff time.Time) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	var doomed [][]byte
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketTargets).ForEach(func(k, v []byte) error {
+			seen, err := codec.LastSeen(v)
+			if err != nil {
+				return fmt.Errorf("stored key %q: %w", k, err)
+			}
+			if seen.Before(cutoff) {
+				doomed = append(doomed, bytes.Clone(k))
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return 0, fmt.Errorf("collect unseen targets: %w", translate(err))
+	}
+	removed := 0
+	for len(doomed) > 0 {
+		if err := ctx.Err(); err != nil {
+			return removed, err
+		}
+		chunk := doomed[:min(deleteChunk, len(doomed))]
+		doomed = doomed[len(chunk):]
+		n := 0
+		err := s.db.Update(func(tx *bolt.Tx) error {
+			n = 0
+			b := tx.Bucket(bucketTargets)
+			for _, k := range chunk {
+				v := b.Get(k)
+				if v == nil {
+					continue
+				}
+				seen, err := codec.LastSeen(v)
+				if err != nil {
+					return fmt.Errorf("stored key %q: %w", k, err)
+				}
+				if !seen.Before(cutoff) {
+					continue // seen again since the scan
+				}
+				if err := b.Delete(k); err != nil {
+					return err
+				}
+				n++
+			}
+			return nil
+		})
+		if err != nil {
+			return removed, fmt.Errorf("delete unseen targets: %w", translate(err))
+		}
+		removed += n
+	}
+	return removed, nil
+}
+
+// Ping implements store.Store.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketTargets) == nil {
+			return fmt.Errorf("bucket %q missing", bucketTargets)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("ping bolt store: %w", translate(err))
+	}
+	return nil
+}
+
+// Check runs bbolt's consistency check of the whole file and returns the first problem found.
+func (s *Store) Check() error {
+	var first error
+	err := s.db.View(func(tx *bolt.Tx) error {
+		// Drain the channel: the checking goroutine blocks until every error is received.
+		for err := range tx.Check() {
+			if first == nil {
+				first = err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("check bolt store: %w", translate(err))
+	}
+	if first != nil {
+		return fmt.Errorf("check bolt store %s: %w", s.path, first)
+	}
+	return nil
+}
+
+// Close implements store.Store. Calling it again does nothing.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close bolt store %s: %w", s.path, err)
+	}
+	return nil
+}

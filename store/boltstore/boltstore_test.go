@@ -1,0 +1,174 @@
+package boltstore_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/hpa-recommender/hpa-recommender/recommender"
+	"github.com/hpa-recommender/hpa-recommender/store"
+	"github.com/hpa-recommender/hpa-recommender/store/boltstore"
+	"github.com/hpa-recommender/hpa-recommender/store/storetest"
+)
+
+func open(t *testing.T, path string) *boltstore.Store {
+	t.Helper()
+	s, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		t.Fatalf("Open(%s): %v", path, err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func TestStore(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		// A parent directory that does not exist yet: Open creates it.
+		return open(t, filepath.Join(t.TempDir(), "data", "hpa-recommender.db"))
+	}, storetest.WithInvariant(func(t *testing.T, s store.Store) {
+		if err := s.(*boltstore.Store).Check(); err != nil {
+			t.Error(err)
+		}
+	}))
+}
+
+func TestReopenKeepsData(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hpa.db")
+	k := store.Key{Cluster: "c", Namespace: "ns", Name: "web"}
+	s := open(t, path)
+	first, err := s.Update(t.Context(), k, func(*store.Target) (*store.Target, error) {
+		return &store.Target{Spec: recommender.Spec{MaxReplicas: 9}, LastSeen: time.Unix(1, 5).UTC()}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = open(t, path)
+	got, err := s.Get(t.Context(), k)
+	if err != nil {
+		t.Fatalf("Get after reopen: %v", err)
+	}
+	if got.Spec.MaxReplicas != 9 || !got.LastSeen.Equal(time.Unix(1, 5)) || got.Revision != first.Revision {
+		t.Errorf("after reopen got %+v, want what was stored before", got)
+	}
+	second, err := s.Update(t.Context(), k, func(cur *store.Target) (*store.Target, error) { return cur, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Revision <= first.Revision {
+		t.Errorf("revision after reopen %d, want > %d", second.Revision, first.Revision)
+	}
+	if err := s.Check(); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestSecondOpenTimesOut(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hpa.db")
+	open(t, path)
+	start := time.Now()
+	s, err := boltstore.Open(path, boltstore.Options{Timeout: 100 * time.Millisecond})
+	if err == nil {
+		_ = s.Close()
+		t.Fatal("second Open of a locked file succeeded")
+	}
+	if !errors.Is(err, bolterrors.ErrTimeout) || !strings.Contains(err.Error(), "locked by another process") {
+		t.Errorf("second Open error = %q, want a lock timeout naming the cause", err)
+	}
+	if waited := time.Since(start); waited > 5*time.Second {
+		t.Errorf("second Open took %s, want about its timeout", waited)
+	}
+}
+
+// rawFile writes a bbolt file with the given buckets and keys, bypassing the store.
+func rawFile(t *testing.T, setup func(tx *bolt.Tx) error) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "raw.db")
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(setup); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func withMeta(version string, targets bool) func(tx *bolt.Tx) error {
+	return func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucket([]byte("meta"))
+		if err != nil {
+			return err
+		}
+		if version != "" {
+			if err := b.Put([]byte("schema_version"), []byte(version)); err != nil {
+				return err
+			}
+		}
+		if targets {
+			_, err = tx.CreateBucket([]byte("targets"))
+		}
+		return err
+	}
+}
+
+func TestSchemaVersion(t *testing.T) {
+	tests := []struct {
+		name    string
+		setup   func(tx *bolt.Tx) error
+		wantErr string // "" = opens
+	}{
+		{name: "current", setup: withMeta("1", true)},
+		{name: "newer", setup: withMeta("2", true), wantErr: "newer binary"},
+		{name: "garbage", setup: withMeta("one", true), wantErr: "corrupt schema version"},
+		{name: "zero", setup: withMeta("0", true), wantErr: "corrupt schema version"},
+		{name: "no version", setup: withMeta("", true), wantErr: "no schema version"},
+		{name: "no targets bucket", setup: withMeta("1", false), wantErr: "missing"},
+		{name: "someone else's file", setup: func(tx *bolt.Tx) error {
+			_, err := tx.CreateBucket([]byte("other"))
+			return err
+		}, wantErr: "not an hpa-recommender store"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := boltstore.Open(rawFile(t, tt.setup), boltstore.Options{})
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Open: %v", err)
+				}
+				_ = s.Close()
+				return
+			}
+			if err == nil {
+				_ = s.Close()
+				t.Fatal("Open succeeded, want a schema error")
+			}
+			if !errors.Is(err, boltstore.ErrUnsupportedSchema) || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("Open error = %q, want ErrUnsupportedSchema mentioning %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestNotABoltFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "junk.db")
+	if err := os.WriteFile(path, []byte(strings.Repeat("not a database ", 1000)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := boltstore.Open(path, boltstore.Options{}); err == nil {
+		_ = s.Close()
+		t.Fatal("Open of a junk file succeeded")
+	}
+}

@@ -1,0 +1,68 @@
+package boltstore
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// The on-disk layout, version 1:
+//
+//	meta     bucket
+//	  "schema_version" -> decimal ASCII, "1"
+//	targets  bucket, its sequence is the revision counter
+//	  codec.EncodeKey(key) -> codec record (JSON, carrying its own record version and revision)
+//
+// Bump SchemaVersion when an older binary could no longer read what this one writes, and teach
+// migrate to upgrade older files in place.
+const SchemaVersion = 1
+
+var (
+	bucketMeta       = []byte("meta")
+	bucketTargets    = []byte("targets")
+	keySchemaVersion = []byte("schema_version")
+)
+
+// ErrUnsupportedSchema is returned by Open for a file whose schema version this binary cannot
+// use: written by a newer binary, or not a store file at all.
+var ErrUnsupportedSchema = errors.New("unsupported bolt store schema")
+
+// initSchema creates the layout in an empty file, or checks the version of an existing one.
+func initSchema(tx *bolt.Tx) error {
+	meta := tx.Bucket(bucketMeta)
+	if meta == nil {
+		empty := true
+		_ = tx.ForEach(func([]byte, *bolt.Bucket) error { empty = false; return nil })
+		if !empty {
+			return fmt.Errorf("file has buckets but no %q bucket, it is not an hpa-recommender store: %w",
+				bucketMeta, ErrUnsupportedSchema)
+		}
+		var err error
+		if meta, err = tx.CreateBucket(bucketMeta); err != nil {
+			return err
+		}
+		if err := meta.Put(keySchemaVersion, []byte(strconv.Itoa(SchemaVersion))); err != nil {
+			return err
+		}
+		_, err = tx.CreateBucket(bucketTargets)
+		return err
+	}
+	raw := meta.Get(keySchemaVersion)
+	if raw == nil {
+		return fmt.Errorf("no schema version in bucket %q: %w", bucketMeta, ErrUnsupportedSchema)
+	}
+	v, err := strconv.Atoi(string(raw))
+	switch {
+	case err != nil || v < 1:
+		return fmt.Errorf("corrupt schema version %q: %w", raw, ErrUnsupportedSchema)
+	case v > SchemaVersion:
+		return fmt.Errorf("schema version %d was written by a newer binary (this one supports up to %d); upgrade hpa-recommender: %w",
+			v, SchemaVersion, ErrUnsupportedSchema)
+	}
+	if tx.Bucket(bucketTargets) == nil {
+		return fmt.Errorf("bucket %q missing: %w", bucketTargets, ErrUnsupportedSchema)
+	}
+	return nil
+}
