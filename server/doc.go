@@ -1,0 +1,12 @@
+// Package server is the gRPC surface of hpa-recommender: the RecommenderService handlers, the
+// interceptor chain, authentication, validation, the mapping of errors to status codes,
+// health, reflection, metrics and Run.
+//
+// Handlers translate between the public API messages (package proto/gen/recommender/v1) and
+// the domain types of package recommender at the edge (convert.go) and never let API messages
+// reach the algorithm or the store.
+//
+// Imports: proto (the generated API), recommender (the algorithm and its domain types) and
+// store (durable state), plus gRPC and its ecosystem. Nothing in this module imports server
+// except cmd.
+package server
