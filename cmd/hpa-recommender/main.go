@@ -1,0 +1,78 @@
+// Command hpa-recommender is the central HPA decision service: flags and wiring only.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/hpa-recommender/hpa-recommender/server"
+	"github.com/hpa-recommender/hpa-recommender/store"
+	"github.com/hpa-recommender/hpa-recommender/store/boltstore"
+	"github.com/hpa-recommender/hpa-recommender/store/memstore"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "hpa-recommender:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	cfg := server.DefaultConfig()
+	fs := flag.NewFlagSet("hpa-recommender", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: hpa-recommender [flags]\n\nEvery flag can also be set by the environment variable %s<FLAG> (upper snake case);\na flag on the command line wins over the environment.\n\n", server.EnvPrefix)
+		fs.PrintDefaults()
+	}
+	cfg.RegisterFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := server.ApplyEnv(fs, os.LookupEnv); err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+
+	var st store.Store
+	switch cfg.Store {
+	case server.StoreMemory:
+		st = memstore.New()
+		log.Warn("using the in-memory store: history is lost when the process stops")
+	default:
+		b, err := boltstore.Open(cfg.BoltPath, boltstore.Options{})
+		if err != nil {
+			return err
+		}
+		st = b
+	}
+	defer func() {
+		if err := st.Close(); err != nil {
+			log.Error("closing the store", "error", err)
+		}
+	}()
+
+	srv, err := server.New(cfg, server.Deps{Store: st, Logger: log})
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := srv.Run(ctx); err != nil {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}

@@ -1,0 +1,196 @@
+package server
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hpa-recommender/hpa-recommender/recommender"
+)
+
+// EnvPrefix prefixes the environment variable of every flag: --bolt-path is
+// HPA_RECOMMENDER_BOLT_PATH.
+const EnvPrefix = "HPA_RECOMMENDER_"
+
+// Store backends.
+const (
+	StoreBolt   = "bolt"
+	StoreMemory = "memory"
+	StoreEtcd   = "etcd"
+)
+
+// Config is the hpa-recommender configuration. DefaultConfig gives every default.
+type Config struct {
+	// Listen is the gRPC address (default 127.0.0.1:50051).
+	Listen string
+	// MetricsListen is the Prometheus /metrics address (default 127.0.0.1:9090); empty disables it.
+	MetricsListen string
+	// Store is the backend: bolt (default), memory or etcd.
+	Store string
+	// BoltPath is the bbolt file (default ./data/hpa-recommender.db).
+	BoltPath string
+	// EtcdEndpoints and EtcdPrefix configure the etcd backend.
+	EtcdEndpoints []string
+	EtcdPrefix    string
+	// TLSCert and TLSKey enable TLS; ClientCA additionally requires client certificates (mTLS).
+	TLSCert, TLSKey, ClientCA string
+	// TokensFile holds "token,cluster" lines; cluster "*" is an admin.
+	TokensFile string
+	// RateLimit is decisions per second per cluster (0: unlimited), with RateBurst.
+	RateLimit float64
+	RateBurst int
+	// MaxRequestBytes bounds one request (default 4 MiB).
+	MaxRequestBytes int
+	// MaxPods bounds the pods of one request or step (default 20000).
+	MaxPods int
+	// MaxSteps bounds the steps of one Simulate request (default 10000).
+	MaxSteps int
+	// TargetTTL forgets targets unseen that long (default 24h).
+	TargetTTL time.Duration
+	// ShutdownTimeout bounds graceful shutdown (default 15s).
+	ShutdownTimeout time.Duration
+	// Defaults are the Options a request leaves unset (the upstream controller flags).
+	Defaults recommender.Options
+}
+
+// DefaultConfig returns the configuration `make run` uses.
+func DefaultConfig() Config {
+	return Config{
+		Listen:          "127.0.0.1:50051",
+		MetricsListen:   "127.0.0.1:9090",
+		Store:           StoreBolt,
+		BoltPath:        "./data/hpa-recommender.db",
+		EtcdPrefix:      "/hpa-recommender",
+		RateBurst:       100,
+		MaxRequestBytes: 4 << 20,
+		MaxPods:         20000,
+		MaxSteps:        10000,
+		TargetTTL:       24 * time.Hour,
+		ShutdownTimeout: 15 * time.Second,
+		Defaults:        recommender.DefaultOptions(),
+	}
+}
+
+type listFlag struct{ v *[]string }
+
+func (l listFlag) String() string {
+	if l.v == nil {
+		return ""
+	}
+	return strings.Join(*l.v, ",")
+}
+
+func (l listFlag) Set(s string) error {
+	*l.v = nil
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			*l.v = append(*l.v, p)
+		}
+	}
+	return nil
+}
+
+// RegisterFlags binds every field to a flag of fs, with the current values as defaults.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Listen, "listen", c.Listen, "gRPC listen address")
+	fs.StringVar(&c.MetricsListen, "metrics-listen", c.MetricsListen, "Prometheus /metrics listen address (empty: off)")
+	fs.StringVar(&c.Store, "store", c.Store, "store backend: bolt, memory or etcd")
+	fs.StringVar(&c.BoltPath, "bolt-path", c.BoltPath, "bbolt database file")
+	fs.Var(listFlag{&c.EtcdEndpoints}, "etcd-endpoints", "comma-separated etcd endpoints")
+	fs.StringVar(&c.EtcdPrefix, "etcd-prefix", c.EtcdPrefix, "key prefix in etcd")
+	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "TLS certificate file (PEM)")
+	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "TLS private key file (PEM)")
+	fs.StringVar(&c.ClientCA, "client-ca", c.ClientCA, "CA bundle for client certificates (enables mTLS)")
+	fs.StringVar(&c.TokensFile, "tokens-file", c.TokensFile, "bearer tokens file: one token,cluster per line (cluster * = admin)")
+	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "decisions per second per cluster (0: unlimited)")
+	fs.IntVar(&c.RateBurst, "rate-burst", c.RateBurst, "burst of the per-cluster rate limit")
+	fs.IntVar(&c.MaxRequestBytes, "max-request-bytes", c.MaxRequestBytes, "largest request accepted, in bytes")
+	fs.IntVar(&c.MaxPods, "max-pods", c.MaxPods, "most pods in one request or simulation step")
+	fs.IntVar(&c.MaxSteps, "max-steps", c.MaxSteps, "most steps in one Simulate request")
+	fs.DurationVar(&c.TargetTTL, "target-ttl", c.TargetTTL, "forget targets not seen for this long (0: never)")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "graceful shutdown deadline")
+	fs.Float64Var(&c.Defaults.Tolerance, "tolerance", c.Defaults.Tolerance, "default tolerance (--horizontal-pod-autoscaler-tolerance)")
+	fs.DurationVar(&c.Defaults.CPUInitializationPeriod, "cpu-initialization-period", c.Defaults.CPUInitializationPeriod, "default CPU initialization period")
+	fs.DurationVar(&c.Defaults.InitialReadinessDelay, "initial-readiness-delay", c.Defaults.InitialReadinessDelay, "default initial readiness delay")
+	fs.DurationVar(&c.Defaults.DownscaleStabilizationWindow, "downscale-stabilization", c.Defaults.DownscaleStabilizationWindow, "default downscale stabilization window")
+}
+
+// EnvName is the environment variable of a flag name.
+func EnvName(flagName string) string {
+	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// ApplyEnv sets every flag of fs that was not given on the command line from its environment
+// variable, if set: a flag wins over the environment, which wins over the default. Call it
+// after fs.Parse.
+func ApplyEnv(fs *flag.FlagSet, lookup func(string) (string, bool)) error {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		if given[f.Name] {
+			return
+		}
+		if v, ok := lookup(EnvName(f.Name)); ok {
+			if err := fs.Set(f.Name, v); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", EnvName(f.Name), err))
+			}
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// Validate reports every inconsistent setting.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Listen == "" {
+		errs = append(errs, errors.New("--listen must be set"))
+	}
+	switch c.Store {
+	case StoreBolt:
+		if c.BoltPath == "" {
+			errs = append(errs, errors.New("--bolt-path must be set with --store=bolt"))
+		}
+	case StoreMemory:
+	case StoreEtcd:
+		errs = append(errs, errors.New("--store=etcd is not available in this build yet; use bolt or memory"))
+	default:
+		errs = append(errs, fmt.Errorf("--store must be bolt, memory or etcd, not %q", c.Store))
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		errs = append(errs, errors.New("--tls-cert and --tls-key go together"))
+	}
+	if c.ClientCA != "" && c.TLSCert == "" {
+		errs = append(errs, errors.New("--client-ca needs --tls-cert and --tls-key"))
+	}
+	if c.TokensFile != "" {
+		errs = append(errs, errors.New("--tokens-file is not available in this build yet"))
+	}
+	if c.RateLimit != 0 {
+		errs = append(errs, errors.New("--rate-limit is not available in this build yet"))
+	}
+	if c.MaxRequestBytes <= 0 {
+		errs = append(errs, errors.New("--max-request-bytes must be positive"))
+	}
+	if c.MaxPods <= 0 {
+		errs = append(errs, errors.New("--max-pods must be positive"))
+	}
+	if c.MaxSteps <= 0 {
+		errs = append(errs, errors.New("--max-steps must be positive"))
+	}
+	if c.TargetTTL < 0 {
+		errs = append(errs, errors.New("--target-ttl must not be negative"))
+	}
+	if c.ShutdownTimeout <= 0 {
+		errs = append(errs, errors.New("--shutdown-timeout must be positive"))
+	}
+	if c.Defaults.Tolerance < 0 {
+		errs = append(errs, errors.New("--tolerance must not be negative"))
+	}
+	if c.Defaults.CPUInitializationPeriod < 0 || c.Defaults.InitialReadinessDelay < 0 || c.Defaults.DownscaleStabilizationWindow < 0 {
+		errs = append(errs, errors.New("--cpu-initialization-period, --initial-readiness-delay and --downscale-stabilization must not be negative"))
+	}
+	return errors.Join(errs...)
+}

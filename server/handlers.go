@@ -1,0 +1,331 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
+	"github.com/hpa-recommender/hpa-recommender/recommender"
+	"github.com/hpa-recommender/hpa-recommender/store"
+)
+
+// defaultCluster names the cluster of a target whose request leaves it empty on a server
+// running without authentication.
+const defaultCluster = "default"
+
+// Page sizes of ListTargets.
+const (
+	defaultPageSize = 100
+	maxPageSize     = 1000
+)
+
+// maxPending bounds the decisions kept awaiting ReportScale per target.
+const maxPending = 16
+
+func fieldErrors(errs []recommender.FieldError) []FieldViolation {
+	out := make([]FieldViolation, len(errs))
+	for i, e := range errs {
+		out[i] = FieldViolation{Field: e.Field, Description: e.Description}
+	}
+	return out
+}
+
+// targetKey validates a TargetRef; an empty cluster is the default cluster.
+func targetKey(ref *pb.TargetRef, field string) (store.Key, []FieldViolation) {
+	k := store.Key{Cluster: ref.GetCluster(), Namespace: ref.GetNamespace(), Name: ref.GetName()}
+	if k.Cluster == "" {
+		k.Cluster = defaultCluster
+	}
+	var v []FieldViolation
+	if ref == nil {
+		return k, []FieldViolation{{Field: field, Description: "Required value: the target (namespace and name of the autoscaler)"}}
+	}
+	if k.Namespace == "" {
+		v = append(v, FieldViolation{Field: field + ".namespace", Description: "Required value"})
+	}
+	if k.Name == "" {
+		v = append(v, FieldViolation{Field: field + ".name", Description: "Required value: the autoscaler's name"})
+	}
+	return k, v
+}
+
+func newRecommendationID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Recommend decides for one target as one upstream reconcile would at the server's clock.
+func (s *Server) Recommend(ctx context.Context, req *pb.RecommendRequest) (*pb.RecommendResponse, error) {
+	resp, err := s.recommend(ctx, req)
+	return resp, s.toStatus(ctx, "Recommend", err)
+}
+
+func (s *Server) recommend(ctx context.Context, req *pb.RecommendRequest) (*pb.RecommendResponse, error) {
+	key, violations := targetKey(req.GetTarget(), "target")
+	in, opts, cv := RecommendFromProto(req, s.cfg.Defaults)
+	violations = append(violations, cv...)
+	if len(cv) == 0 {
+		violations = append(violations, fieldErrors(recommender.ValidateInput(&in, "", recommender.Limits{MaxPods: s.cfg.MaxPods}))...)
+	}
+	if len(violations) > 0 {
+		return nil, &invalidArgument{violations}
+	}
+	now := s.now()
+	if req.GetDryRun() {
+		cur, err := s.store.Get(ctx, key)
+		if err != nil && !isNotFound(err) {
+			return nil, err
+		}
+		d, _ := decide(now, opts, in, cur)
+		return DecisionToProto(&d), nil
+	}
+	id := newRecommendationID()
+	var decision recommender.Decision
+	var scaled bool
+	_, err := s.store.Update(ctx, key, func(cur *store.Target) (*store.Target, error) {
+		d, next := decide(now, opts, in, cur)
+		next.Key = key
+		next.LastSeen = now
+		next.Spec = *in.Spec
+		rid := ""
+		if d.Scale() {
+			rid = id
+			next.Pending = append(next.Pending, store.PendingDecision{
+				RecommendationID: id, Time: now, CurrentReplicas: d.CurrentReplicas, DesiredReplicas: d.DesiredReplicas,
+			})
+			if len(next.Pending) > maxPending {
+				next.Pending = slices.Clone(next.Pending[len(next.Pending)-maxPending:])
+			}
+		}
+		next.LastDecision = &store.LastDecision{RecommendationID: rid, Decision: d}
+		decision, scaled = d, d.Scale()
+		return next, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	resp := DecisionToProto(&decision)
+	if scaled {
+		resp.RecommendationId = id
+	}
+	return resp, nil
+}
+
+func isNotFound(err error) bool { return err != nil && errors.Is(err, store.ErrNotFound) }
+
+// decide runs the engine on a stored target (nil: first sight). Before deciding, a pending
+// decision whose desired count now shows as the current count is taken as applied (its
+// ReportScale never came). It returns the decision and the target to store, which shares
+// nothing with cur.
+func decide(now time.Time, opts recommender.Options, in recommender.Input, cur *store.Target) (recommender.Decision, *store.Target) {
+	next := &store.Target{}
+	if cur != nil {
+		next.Pending = slices.Clone(cur.Pending)
+		next.Reported = slices.Clone(cur.Reported)
+		next.State = cur.State
+		if n := len(next.Pending); n > 0 {
+			p := next.Pending[n-1]
+			if p.DesiredReplicas == in.CurrentReplicas && p.CurrentReplicas != p.DesiredReplicas {
+				pd := recommender.Decision{Time: p.Time, CurrentReplicas: p.CurrentReplicas, DesiredReplicas: p.DesiredReplicas}
+				next.State = recommender.RecordRescale(p.Time, &cur.Spec, next.State, &pd, true, "")
+				next.Pending = next.Pending[:n-1]
+				next.MarkReported(p.RecommendationID)
+			}
+		}
+	}
+	d, st := recommender.Decide(now, opts, in, next.State)
+	st.History = recommender.Prune(st.History, now, opts)
+	next.State = st
+	return d, next
+}
+
+// ReportScale records the outcome of the scale write for a decision.
+func (s *Server) ReportScale(ctx context.Context, req *pb.ReportScaleRequest) (*pb.ReportScaleResponse, error) {
+	resp, err := s.reportScale(ctx, req)
+	return resp, s.toStatus(ctx, "ReportScale", err)
+}
+
+func (s *Server) reportScale(ctx context.Context, req *pb.ReportScaleRequest) (*pb.ReportScaleResponse, error) {
+	key, violations := targetKey(req.GetTarget(), "target")
+	id := req.GetRecommendationId()
+	if id == "" {
+		violations = append(violations, FieldViolation{Field: "recommendationId", Description: "Required value: the recommendationId a Recommend returned"})
+	}
+	if !req.GetSucceeded() && req.GetError() == "" {
+		violations = append(violations, FieldViolation{Field: "error", Description: "Required value: say why the scale write failed"})
+	}
+	if len(violations) > 0 {
+		return nil, &invalidArgument{violations}
+	}
+	now := s.now()
+	recorded := false
+	_, err := s.store.Update(ctx, key, func(cur *store.Target) (*store.Target, error) {
+		recorded = false
+		if cur == nil {
+			return nil, &notFound{fmt.Sprintf("target %s not found", key)}
+		}
+		if cur.HasReported(id) {
+			return nil, nil
+		}
+		i := slices.IndexFunc(cur.Pending, func(p store.PendingDecision) bool { return p.RecommendationID == id })
+		if i < 0 {
+			return nil, &notFound{fmt.Sprintf("recommendation %q of target %s not found (unknown, or older than the last %d decisions)", id, key, maxPending)}
+		}
+		p := cur.Pending[i]
+		d := recommender.Decision{Time: p.Time, CurrentReplicas: p.CurrentReplicas, DesiredReplicas: p.DesiredReplicas}
+		next := *cur
+		next.State = recommender.RecordRescale(p.Time, &cur.Spec, cur.State, &d, req.GetSucceeded(), req.GetError())
+		next.Pending = slices.Delete(slices.Clone(cur.Pending), i, i+1)
+		next.Reported = slices.Clone(cur.Reported)
+		next.MarkReported(id)
+		next.LastSeen = now
+		recorded = true
+		return &next, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &pb.ReportScaleResponse{Recorded: recorded}, nil
+}
+
+// Simulate replays a timeline without touching the store.
+func (s *Server) Simulate(ctx context.Context, req *pb.SimulateRequest) (*pb.SimulateResponse, error) {
+	resp, err := s.simulate(req)
+	return resp, s.toStatus(ctx, "Simulate", err)
+}
+
+func (s *Server) simulate(req *pb.SimulateRequest) (*pb.SimulateResponse, error) {
+	sim, violations := SimulationFromProto(req, s.cfg.Defaults)
+	if len(violations) == 0 {
+		violations = append(violations, fieldErrors(recommender.ValidateSpec(sim.Spec, "spec"))...)
+		if req.GetInitialReplicas() < 0 {
+			violations = append(violations, FieldViolation{Field: "initialReplicas", Description: "Invalid value: must be greater than or equal to 0"})
+		}
+		switch n := len(sim.Steps); {
+		case n == 0:
+			violations = append(violations, FieldViolation{Field: "steps", Description: "Required value: at least one step"})
+		case n > s.cfg.MaxSteps:
+			violations = append(violations, FieldViolation{Field: "steps", Description: fmt.Sprintf("Too many: %d: must have at most %d items", n, s.cfg.MaxSteps)})
+		}
+		if sim.Spec != nil {
+			limits := recommender.Limits{MaxPods: s.cfg.MaxPods}
+			for i := range sim.Steps {
+				st := &sim.Steps[i]
+				path := fmt.Sprintf("steps[%d]", i)
+				if st.Time.IsZero() {
+					violations = append(violations, FieldViolation{Field: path + ".time", Description: "Required value"})
+				} else if i > 0 && st.Time.Before(sim.Steps[i-1].Time) {
+					violations = append(violations, FieldViolation{Field: path + ".time", Description: "Invalid value: steps must be in time order"})
+				}
+				in := recommender.Input{Spec: sim.Spec, Pods: st.Pods, Metrics: st.Metrics}
+				if st.CurrentReplicas != nil {
+					in.CurrentReplicas = *st.CurrentReplicas
+				}
+				if st.StatusReplicas != nil {
+					in.StatusReplicas = *st.StatusReplicas
+				}
+				violations = append(violations, fieldErrors(recommender.ValidateObservations(&in, path, limits))...)
+			}
+		}
+	}
+	if len(violations) > 0 {
+		return nil, &invalidArgument{violations}
+	}
+	steps := make([]recommender.Step, len(sim.Steps))
+	for i, st := range sim.Steps {
+		steps[i] = recommender.Step{Time: st.Time, CurrentReplicas: st.CurrentReplicas, StatusReplicas: st.StatusReplicas, Pods: st.Pods, Metrics: st.Metrics}
+	}
+	decisions, final := recommender.Simulate(sim.Options, sim.Spec, sim.InitialReplicas, sim.State, steps)
+	return SimulateResponseToProto(decisions, &final), nil
+}
+
+// GetTarget returns one target's stored state.
+func (s *Server) GetTarget(ctx context.Context, req *pb.GetTargetRequest) (*pb.GetTargetResponse, error) {
+	resp, err := s.getTarget(ctx, req)
+	return resp, s.toStatus(ctx, "GetTarget", err)
+}
+
+func (s *Server) getTarget(ctx context.Context, req *pb.GetTargetRequest) (*pb.GetTargetResponse, error) {
+	key, violations := targetKey(req.GetTarget(), "target")
+	if len(violations) > 0 {
+		return nil, &invalidArgument{violations}
+	}
+	t, err := s.store.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	resp := &pb.GetTargetResponse{
+		Target:     &pb.TargetRef{Cluster: key.Cluster, Namespace: key.Namespace, Name: key.Name},
+		Spec:       SpecToProto(&t.Spec),
+		History:    HistoryToProto(&t.State),
+		Conditions: ConditionsToProto(t.State.Conditions),
+		LastSeen:   timestamppb.New(t.LastSeen),
+	}
+	if ld := t.LastDecision; ld != nil {
+		r := DecisionToProto(&ld.Decision)
+		r.RecommendationId = ld.RecommendationID
+		resp.LastDecision = &pb.LastDecision{Time: timestamppb.New(ld.Decision.Time), Response: r}
+	}
+	for _, p := range t.Pending {
+		resp.PendingDecisions = append(resp.PendingDecisions, &pb.PendingDecision{
+			RecommendationId: p.RecommendationID, Time: timestamppb.New(p.Time),
+			CurrentReplicas: p.CurrentReplicas, DesiredReplicas: p.DesiredReplicas,
+		})
+	}
+	return resp, nil
+}
+
+// ListTargets lists stored targets, filtered and paginated.
+func (s *Server) ListTargets(ctx context.Context, req *pb.ListTargetsRequest) (*pb.ListTargetsResponse, error) {
+	resp, err := s.listTargets(ctx, req)
+	return resp, s.toStatus(ctx, "ListTargets", err)
+}
+
+func (s *Server) listTargets(ctx context.Context, req *pb.ListTargetsRequest) (*pb.ListTargetsResponse, error) {
+	size := int(req.GetPageSize())
+	switch {
+	case size < 0:
+		return nil, &invalidArgument{[]FieldViolation{{Field: "pageSize", Description: "Invalid value: must be greater than or equal to 0"}}}
+	case size == 0:
+		size = defaultPageSize
+	case size > maxPageSize:
+		size = maxPageSize
+	}
+	if req.GetNamespace() != "" && req.GetCluster() == "" {
+		return nil, &invalidArgument{[]FieldViolation{{Field: "cluster", Description: "Required value: a namespace filter needs a cluster"}}}
+	}
+	sums, next, err := s.store.List(ctx, store.ListOptions{Cluster: req.GetCluster(), Namespace: req.GetNamespace(), PageSize: size, PageToken: req.GetPageToken()})
+	if err != nil {
+		return nil, err
+	}
+	resp := &pb.ListTargetsResponse{NextPageToken: next}
+	for _, t := range sums {
+		resp.Targets = append(resp.Targets, &pb.TargetSummary{
+			Target:          &pb.TargetRef{Cluster: t.Key.Cluster, Namespace: t.Key.Namespace, Name: t.Key.Name},
+			CurrentReplicas: t.CurrentReplicas,
+			DesiredReplicas: t.DesiredReplicas,
+			LastSeen:        timestamppb.New(t.LastSeen),
+		})
+	}
+	return resp, nil
+}
+
+// DeleteTarget forgets a target.
+func (s *Server) DeleteTarget(ctx context.Context, req *pb.DeleteTargetRequest) (*pb.DeleteTargetResponse, error) {
+	key, violations := targetKey(req.GetTarget(), "target")
+	if len(violations) > 0 {
+		return nil, s.toStatus(ctx, "DeleteTarget", &invalidArgument{violations})
+	}
+	if err := s.store.Delete(ctx, key); err != nil {
+		return nil, s.toStatus(ctx, "DeleteTarget", err)
+	}
+	return &pb.DeleteTargetResponse{}, nil
+}

@@ -1,0 +1,306 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/selector"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
+	"github.com/hpa-recommender/hpa-recommender/store"
+)
+
+// Deps are the collaborators a Server does not own.
+type Deps struct {
+	// Store keeps the targets; the Server never closes it.
+	Store store.Store
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Now is the decision clock; it defaults to time.Now.
+	Now func() time.Time
+	// Registry receives the gRPC metrics; a new one when nil.
+	Registry *prometheus.Registry
+}
+
+// Server is the hpa-recommender gRPC service.
+type Server struct {
+	pb.UnimplementedRecommenderServiceServer
+
+	cfg      Config
+	store    store.Store
+	log      *slog.Logger
+	now      func() time.Time
+	registry *prometheus.Registry
+	grpc     *grpc.Server
+	health   *health.Server
+	metrics  *grpcprom.ServerMetrics
+
+	mu   sync.Mutex
+	addr net.Addr
+}
+
+// New builds a Server; Run or Serve starts it.
+func New(cfg Config, deps Deps) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if deps.Store == nil {
+		return nil, errors.New("server: a store is required")
+	}
+	s := &Server{
+		cfg:      cfg,
+		store:    deps.Store,
+		log:      deps.Logger,
+		now:      deps.Now,
+		registry: deps.Registry,
+		health:   health.NewServer(),
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.registry == nil {
+		s.registry = prometheus.NewRegistry()
+		s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	opts, err := s.serverOptions()
+	if err != nil {
+		return nil, err
+	}
+	s.grpc = grpc.NewServer(opts...)
+	pb.RegisterRecommenderServiceServer(s.grpc, s)
+	healthpb.RegisterHealthServer(s.grpc, s.health)
+	reflection.Register(s.grpc)
+	s.setServing(false)
+	return s, nil
+}
+
+const serviceName = "recommender.v1.RecommenderService"
+
+func (s *Server) setServing(ok bool) {
+	st := healthpb.HealthCheckResponse_NOT_SERVING
+	if ok {
+		st = healthpb.HealthCheckResponse_SERVING
+	}
+	s.health.SetServingStatus("", st)
+	s.health.SetServingStatus(serviceName, st)
+}
+
+// serverOptions builds the transport and the interceptor chain: metrics, logging (health and
+// reflection skipped), then recovery innermost.
+func (s *Server) serverOptions() ([]grpc.ServerOption, error) {
+	metrics := grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram())
+	if err := s.registry.Register(metrics); err != nil {
+		return nil, fmt.Errorf("register grpc metrics: %w", err)
+	}
+	s.metrics = metrics
+	logger := logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
+		s.log.Log(ctx, slog.Level(lvl), msg, fields...)
+	})
+	notProbe := selector.MatchFunc(func(_ context.Context, c interceptors.CallMeta) bool {
+		return c.Service != healthpb.Health_ServiceDesc.ServiceName &&
+			c.Service != "grpc.reflection.v1.ServerReflection" && c.Service != "grpc.reflection.v1alpha.ServerReflection"
+	})
+	recover := recovery.WithRecoveryHandlerContext(func(ctx context.Context, p any) error {
+		s.log.ErrorContext(ctx, "panic in handler", "panic", p)
+		return status.Error(codes.Internal, "internal error")
+	})
+	opts := []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(s.cfg.MaxRequestBytes),
+		grpc.ChainUnaryInterceptor(
+			metrics.UnaryServerInterceptor(),
+			selector.UnaryServerInterceptor(logging.UnaryServerInterceptor(logger, logging.WithLogOnEvents(logging.FinishCall)), notProbe),
+			recovery.UnaryServerInterceptor(recover),
+		),
+		grpc.ChainStreamInterceptor(
+			metrics.StreamServerInterceptor(),
+			recovery.StreamServerInterceptor(recover),
+		),
+	}
+	if s.cfg.TLSCert != "" {
+		creds, err := s.transportCredentials()
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, grpc.Creds(creds))
+	}
+	return opts, nil
+}
+
+func (s *Server) transportCredentials() (credentials.TransportCredentials, error) {
+	cert, err := tls.LoadX509KeyPair(s.cfg.TLSCert, s.cfg.TLSKey)
+	if err != nil {
+		return nil, fmt.Errorf("load TLS key pair: %w", err)
+	}
+	tc := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if s.cfg.ClientCA != "" {
+		pem, err := os.ReadFile(s.cfg.ClientCA)
+		if err != nil {
+			return nil, fmt.Errorf("read client CA: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("client CA %s holds no PEM certificate", s.cfg.ClientCA)
+		}
+		tc.ClientCAs = pool
+		tc.ClientAuth = tls.RequireAndVerifyClientCert
+	}
+	return credentials.NewTLS(tc), nil
+}
+
+// Addr is the gRPC listener's address once serving (nil before).
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addr
+}
+
+// Run listens on cfg.Listen (and cfg.MetricsListen) and serves until ctx ends, then shuts down
+// gracefully within cfg.ShutdownTimeout.
+func (s *Server) Run(ctx context.Context) error {
+	lis, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", s.cfg.Listen, err)
+	}
+	return s.Serve(ctx, lis)
+}
+
+// Serve serves on lis until ctx ends.
+func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
+	s.mu.Lock()
+	s.addr = lis.Addr()
+	s.mu.Unlock()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	var metricsSrv *http.Server
+	if s.cfg.MetricsListen != "" {
+		mlis, err := net.Listen("tcp", s.cfg.MetricsListen)
+		if err != nil {
+			lis.Close()
+			return fmt.Errorf("listen on %s: %w", s.cfg.MetricsListen, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go func() {
+			if err := metricsSrv.Serve(mlis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.log.Error("metrics server stopped", "error", err)
+			}
+		}()
+	}
+
+	s.metrics.InitializeMetrics(s.grpc)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); s.watchStore(ctx) }()
+	go func() { defer wg.Done(); s.collectGarbage(ctx) }()
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- s.grpc.Serve(lis) }()
+	s.log.Info("serving", "listen", lis.Addr().String(), "metrics", s.cfg.MetricsListen, "store", s.cfg.Store,
+		"tls", s.cfg.TLSCert != "", "mtls", s.cfg.ClientCA != "")
+	if s.cfg.TLSCert == "" && s.cfg.TokensFile == "" {
+		s.log.Warn("running without authentication: any caller may read and write every target; use --tls-cert/--client-ca or --tokens-file outside loopback")
+	}
+
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-serveErr:
+	}
+	cancel()
+	s.setServing(false)
+	stopped := make(chan struct{})
+	go func() { s.grpc.GracefulStop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(s.cfg.ShutdownTimeout):
+		s.log.Warn("graceful shutdown timed out; closing open calls", "timeout", s.cfg.ShutdownTimeout)
+		s.grpc.Stop()
+		<-stopped
+	}
+	if metricsSrv != nil {
+		sctx, scancel := context.WithTimeout(context.Background(), time.Second)
+		_ = metricsSrv.Shutdown(sctx)
+		scancel()
+	}
+	wg.Wait()
+	if errors.Is(err, grpc.ErrServerStopped) {
+		err = nil
+	}
+	return err
+}
+
+// watchStore keeps the health status in step with the store: NOT_SERVING until it answers.
+func (s *Server) watchStore(ctx context.Context) {
+	serving := false
+	for {
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err := s.store.Ping(pctx)
+		cancel()
+		if ok := err == nil; ok != serving && ctx.Err() == nil {
+			serving = ok
+			s.setServing(ok)
+			if !ok {
+				s.log.Error("store not answering; health is NOT_SERVING", "error", err)
+			}
+		}
+		interval := 5 * time.Second
+		if !serving {
+			interval = 500 * time.Millisecond
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(interval):
+		}
+	}
+}
+
+// collectGarbage forgets targets unseen for cfg.TargetTTL.
+func (s *Server) collectGarbage(ctx context.Context) {
+	if s.cfg.TargetTTL <= 0 {
+		return
+	}
+	interval := min(s.cfg.TargetTTL/10, time.Minute)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(interval):
+		}
+		n, err := s.store.DeleteUnseenSince(ctx, s.now().Add(-s.cfg.TargetTTL))
+		switch {
+		case err != nil && ctx.Err() == nil:
+			s.log.Error("target garbage collection failed", "error", err)
+		case n > 0:
+			s.log.Info("forgot targets unseen for the TTL", "count", n, "ttl", s.cfg.TargetTTL)
+		}
+	}
+}
