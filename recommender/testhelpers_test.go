@@ -282,6 +282,8 @@ type decideCase struct {
 	conds []condWant
 	// check runs extra assertions.
 	check func(t *testing.T, d Decision, st State)
+	// invalidSpec skips the ValidateSpec precondition, for the engine's defensive paths.
+	invalidSpec bool
 }
 
 type condWant struct{ Type, Status, Reason string }
@@ -324,7 +326,7 @@ func runDecideCases(t *testing.T, cases []decideCase) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if errs := ValidateSpec(tc.spec, "spec"); len(errs) > 0 {
+			if errs := ValidateSpec(tc.spec, "spec"); len(errs) > 0 && !tc.invalidSpec {
 				t.Fatalf("test spec is invalid: %v", errs)
 			}
 			opts, in, st := tc.input()
