@@ -260,8 +260,8 @@ func TestRecommendFromProto(t *testing.T) {
 			wantOpts: defaults,
 		},
 		{
-			name: "status replicas default to current",
-			json: `{"currentReplicas": 4, "options": {"tolerance": 0}}`,
+			name:   "status replicas default to current",
+			json:   `{"currentReplicas": 4, "options": {"tolerance": 0}}`,
 			wantIn: recommender.Input{CurrentReplicas: 4, StatusReplicas: 4},
 			wantOpts: recommender.Options{Tolerance: 0, CPUInitializationPeriod: defaults.CPUInitializationPeriod,
 				InitialReadinessDelay: defaults.InitialReadinessDelay, DownscaleStabilizationWindow: defaults.DownscaleStabilizationWindow},
@@ -621,7 +621,7 @@ func TestNilSafety(t *testing.T) {
 		Spec: &pb.HorizontalPodAutoscalerSpec{
 			Metrics: []*pb.MetricSpec{nil, {
 				Resource: &pb.ResourceMetricSource{}, ContainerResource: &pb.ContainerResourceMetricSource{},
-				Pods: &pb.PodsMetricSource{Metric: &pb.MetricIdentifier{Selector: &pb.LabelSelector{MatchExpressions: []*pb.LabelSelectorRequirement{nil}}}},
+				Pods:   &pb.PodsMetricSource{Metric: &pb.MetricIdentifier{Selector: &pb.LabelSelector{MatchExpressions: []*pb.LabelSelectorRequirement{nil}}}},
 				Object: &pb.ObjectMetricSource{}, External: &pb.ExternalMetricSource{},
 			}},
 			Behavior: &pb.HorizontalPodAutoscalerBehavior{ScaleUp: &pb.HPAScalingRules{Policies: []*pb.HPAScalingPolicy{nil}}},
