@@ -1,0 +1,94 @@
+package codec
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/hpa-recommender/hpa-recommender/recommender"
+	"github.com/hpa-recommender/hpa-recommender/store"
+)
+
+func compareKeys(a, b store.Key) int {
+	for _, p := range [][2]string{{a.Cluster, b.Cluster}, {a.Namespace, b.Namespace}, {a.Name, b.Name}} {
+		if c := strings.Compare(p[0], p[1]); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+// FuzzKeyEncoding states the key encoding's invariants: it round-trips, byte order is key order,
+// and the cluster and cluster+namespace prefixes select exactly their keys.
+func FuzzKeyEncoding(f *testing.F) {
+	f.Add("a", "b/c", "d", "a/b", "c", "d")
+	f.Add("a", "b\x00c", "d", "a", "b", "c\x00d")
+	f.Add("a", "b", "c", "a", "b", "c\x00")
+	f.Add("a\x00\xff", "\x00\x01", "x", "a", "\x00", "\x01")
+	f.Add("", "", "", "x", "", "")
+	f.Fuzz(func(t *testing.T, c1, n1, m1, c2, n2, m2 string) {
+		a, b := store.Key{Cluster: c1, Namespace: n1, Name: m1}, store.Key{Cluster: c2, Namespace: n2, Name: m2}
+		ea, eb := EncodeKey(a), EncodeKey(b)
+		if got, err := DecodeKey(ea); err != nil || got != a {
+			t.Fatalf("DecodeKey(EncodeKey(%q)) = %q, %v", a, got, err)
+		}
+		if got, want := bytes.Compare(ea, eb), compareKeys(a, b); got != want {
+			t.Fatalf("byte order %d, key order %d for %q vs %q", got, want, a, b)
+		}
+		if c1 == "" {
+			return
+		}
+		if got, want := bytes.HasPrefix(eb, Prefix(c1, "")), c2 == c1; got != want {
+			t.Fatalf("cluster prefix of %q selects %q: %v, want %v", a, b, got, want)
+		}
+		if n1 == "" {
+			return
+		}
+		if got, want := bytes.HasPrefix(eb, Prefix(c1, n1)), c2 == c1 && n2 == n1; got != want {
+			t.Fatalf("namespace prefix of %q selects %q: %v, want %v", a, b, got, want)
+		}
+	})
+}
+
+func TestDecodeKeyRejectsMalformed(t *testing.T) {
+	for _, b := range []string{"", "a", "a\x00\x01", "a\x00\x01b\x00\x01", "a\x00\x01b\x00\x01c\x00\x01d", "a\x00\x02b\x00\x01c\x00\x01", "a\x00"} {
+		if k, err := DecodeKey([]byte(b)); err == nil {
+			t.Errorf("DecodeKey(%q) = %q, want an error", b, k)
+		}
+	}
+}
+
+func TestNonFiniteRatiosRoundTrip(t *testing.T) {
+	in := &store.Target{LastDecision: &store.LastDecision{Decision: recommender.Decision{
+		Explanation: recommender.Explanation{Metrics: []recommender.MetricExplanation{
+			{UsageRatio: math.NaN()}, {UsageRatio: math.Inf(1)}, {UsageRatio: math.Inf(-1)}, {UsageRatio: 1.25},
+		}},
+	}}}
+	out, err := Clone(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := out.LastDecision.Decision.Explanation.Metrics
+	if !math.IsNaN(m[0].UsageRatio) || !math.IsInf(m[1].UsageRatio, 1) || !math.IsInf(m[2].UsageRatio, -1) || m[3].UsageRatio != 1.25 {
+		t.Errorf("ratios came back as %v", m)
+	}
+}
+
+func TestUnmarshalRefusesOtherVersions(t *testing.T) {
+	for _, b := range []string{`{"v":2}`, `{}`, `not json`} {
+		if _, _, err := Unmarshal([]byte(b)); err == nil {
+			t.Errorf("Unmarshal(%s) succeeded", b)
+		}
+		if _, err := LastSeen([]byte(b)); err == nil {
+			t.Errorf("LastSeen(%s) succeeded", b)
+		}
+	}
+}
+
+func TestUnmarshalRefusesBadQuantity(t *testing.T) {
+	b := `{"v":1,"spec":{"maxReplicas":1,"metrics":[{"type":"Resource","resource":{"name":"cpu","target":{"type":"AverageValue","averageValue":"lots"}}}]},"state":{"history":{}},"lastSeen":"2026-01-01T00:00:00Z","key":{}}`
+	if _, _, err := Unmarshal([]byte(b)); err == nil || !strings.Contains(err.Error(), "lots") {
+		t.Errorf("Unmarshal with a bad quantity: %v, want an error naming it", err)
+	}
+}
