@@ -55,7 +55,9 @@ type Store interface {
 	// side effects of any call but the one whose result Update returns. If fn returns nil
 	// (and no error), nothing is written and Update returns the current target unchanged, or
 	// (nil, nil) when there is none. If fn returns an error, nothing is written and Update
-	// returns that error unchanged. To remove a target, use Delete.
+	// returns that error unchanged. To remove a target, use Delete. fn must not call the
+	// Store (it may run inside the backend's write transaction or lock) and should be quick:
+	// in bbolt it runs while other targets' writes wait for the same commit.
 	Update(ctx context.Context, key Key, fn UpdateFunc) (*Target, error)
 
 	// Delete removes the target under key, or returns ErrNotFound.
