@@ -40,9 +40,18 @@ func explainDecision(spec *Spec, d Decision, reason string, ex *Explanation) str
 	b.WriteString(describeMetric(spec, d, int(ex.WinningMetric)))
 	if ex.Proposal != cur {
 		fmt.Fprintf(&b, " proposes %d", ex.Proposal)
+	} else {
+		b.WriteString(" proposes no change")
 	}
 	if ex.Stabilized != ex.Proposal {
-		fmt.Fprintf(&b, "; held at %d by the %s stabilization window", ex.Stabilized, ex.StabilizationWindow)
+		// A higher held value is the (legacy or behavior) scale-down window's maximum; a lower one
+		// is the scale-up window's minimum.
+		dir, pick := "scaleUp", "lowest"
+		if ex.Stabilized > ex.Proposal {
+			dir, pick = "scaleDown", "highest"
+		}
+		fmt.Fprintf(&b, "; held at %d by the %gs %s stabilization window (%s recent recommendation)",
+			ex.Stabilized, ex.StabilizationWindow.Seconds(), dir, pick)
 	}
 	if ex.Limited != ex.Stabilized {
 		switch {

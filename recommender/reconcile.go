@@ -342,12 +342,18 @@ func normalizeBehavior(now time.Time, opts Options, spec *Spec, st *State, curre
 		}
 	}
 	stab := current
-	var window time.Duration
 	if stab < upRec {
-		stab, window = upRec, wu
+		stab = upRec
 	}
 	if stab > downRec {
-		stab, window = downRec, wd
+		stab = downRec
+	}
+	// When stab differs from desired, the window that held it back is the one of desired's
+	// direction: the down window kept a scale-down above desired (possibly at current), the up
+	// window kept a scale-up below it.
+	window := wu
+	if desired < current {
+		window = wd
 	}
 	recordRecommendation(&st.History, now, desired, func(t time.Time) bool { return t.Before(upCutoff) && t.Before(downCutoff) })
 	ex.Stabilized = stab
