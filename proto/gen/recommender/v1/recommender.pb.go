@@ -639,7 +639,11 @@ type MetricIdentifier struct {
 	// name of the metric.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// selector narrows the metric by labels; absent means the metrics API's default.
-	Selector      *LabelSelector `protobuf:"bytes,2,opt,name=selector,proto3" json:"selector,omitempty"`
+	Selector *LabelSelector `protobuf:"bytes,2,opt,name=selector,proto3" json:"selector,omitempty"`
+	// source names an alternative metrics API group to fetch the metric from (Kubernetes 1.37,
+	// feature gate HPAMetricSource). Fetching is the caller's job: the service accepts the field
+	// so a kubectl spec pastes verbatim, and does not use it.
+	Source        *MetricSourceReference `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -688,6 +692,59 @@ func (x *MetricIdentifier) GetSelector() *LabelSelector {
 	return nil
 }
 
+func (x *MetricIdentifier) GetSource() *MetricSourceReference {
+	if x != nil {
+		return x.Source
+	}
+	return nil
+}
+
+// MetricSourceReference mirrors autoscaling/v2 MetricSourceReference.
+type MetricSourceReference struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// api_group is the API group of the metrics provider.
+	ApiGroup      string `protobuf:"bytes,1,opt,name=api_group,json=apiGroup,proto3" json:"api_group,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MetricSourceReference) Reset() {
+	*x = MetricSourceReference{}
+	mi := &file_recommender_v1_recommender_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MetricSourceReference) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MetricSourceReference) ProtoMessage() {}
+
+func (x *MetricSourceReference) ProtoReflect() protoreflect.Message {
+	mi := &file_recommender_v1_recommender_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MetricSourceReference.ProtoReflect.Descriptor instead.
+func (*MetricSourceReference) Descriptor() ([]byte, []int) {
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *MetricSourceReference) GetApiGroup() string {
+	if x != nil {
+		return x.ApiGroup
+	}
+	return ""
+}
+
 // LabelSelector mirrors metav1.LabelSelector: the requirements are ANDed.
 type LabelSelector struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -701,7 +758,7 @@ type LabelSelector struct {
 
 func (x *LabelSelector) Reset() {
 	*x = LabelSelector{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[10]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -713,7 +770,7 @@ func (x *LabelSelector) String() string {
 func (*LabelSelector) ProtoMessage() {}
 
 func (x *LabelSelector) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[10]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -726,7 +783,7 @@ func (x *LabelSelector) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LabelSelector.ProtoReflect.Descriptor instead.
 func (*LabelSelector) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{10}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *LabelSelector) GetMatchLabels() map[string]string {
@@ -758,7 +815,7 @@ type LabelSelectorRequirement struct {
 
 func (x *LabelSelectorRequirement) Reset() {
 	*x = LabelSelectorRequirement{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[11]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -770,7 +827,7 @@ func (x *LabelSelectorRequirement) String() string {
 func (*LabelSelectorRequirement) ProtoMessage() {}
 
 func (x *LabelSelectorRequirement) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[11]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -783,7 +840,7 @@ func (x *LabelSelectorRequirement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LabelSelectorRequirement.ProtoReflect.Descriptor instead.
 func (*LabelSelectorRequirement) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{11}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *LabelSelectorRequirement) GetKey() string {
@@ -827,7 +884,7 @@ type MetricTarget struct {
 
 func (x *MetricTarget) Reset() {
 	*x = MetricTarget{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[12]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -839,7 +896,7 @@ func (x *MetricTarget) String() string {
 func (*MetricTarget) ProtoMessage() {}
 
 func (x *MetricTarget) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[12]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -852,7 +909,7 @@ func (x *MetricTarget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetricTarget.ProtoReflect.Descriptor instead.
 func (*MetricTarget) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{12}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *MetricTarget) GetType() string {
@@ -898,7 +955,7 @@ type HorizontalPodAutoscalerBehavior struct {
 
 func (x *HorizontalPodAutoscalerBehavior) Reset() {
 	*x = HorizontalPodAutoscalerBehavior{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[13]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -910,7 +967,7 @@ func (x *HorizontalPodAutoscalerBehavior) String() string {
 func (*HorizontalPodAutoscalerBehavior) ProtoMessage() {}
 
 func (x *HorizontalPodAutoscalerBehavior) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[13]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -923,7 +980,7 @@ func (x *HorizontalPodAutoscalerBehavior) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HorizontalPodAutoscalerBehavior.ProtoReflect.Descriptor instead.
 func (*HorizontalPodAutoscalerBehavior) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{13}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *HorizontalPodAutoscalerBehavior) GetScaleUp() *HPAScalingRules {
@@ -959,7 +1016,7 @@ type HPAScalingRules struct {
 
 func (x *HPAScalingRules) Reset() {
 	*x = HPAScalingRules{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[14]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -971,7 +1028,7 @@ func (x *HPAScalingRules) String() string {
 func (*HPAScalingRules) ProtoMessage() {}
 
 func (x *HPAScalingRules) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[14]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -984,7 +1041,7 @@ func (x *HPAScalingRules) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HPAScalingRules.ProtoReflect.Descriptor instead.
 func (*HPAScalingRules) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{14}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *HPAScalingRules) GetStabilizationWindowSeconds() int32 {
@@ -1030,7 +1087,7 @@ type HPAScalingPolicy struct {
 
 func (x *HPAScalingPolicy) Reset() {
 	*x = HPAScalingPolicy{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[15]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1042,7 +1099,7 @@ func (x *HPAScalingPolicy) String() string {
 func (*HPAScalingPolicy) ProtoMessage() {}
 
 func (x *HPAScalingPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[15]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1055,7 +1112,7 @@ func (x *HPAScalingPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HPAScalingPolicy.ProtoReflect.Descriptor instead.
 func (*HPAScalingPolicy) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{15}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *HPAScalingPolicy) GetType() string {
@@ -1110,7 +1167,7 @@ type PodState struct {
 
 func (x *PodState) Reset() {
 	*x = PodState{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[16]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1122,7 +1179,7 @@ func (x *PodState) String() string {
 func (*PodState) ProtoMessage() {}
 
 func (x *PodState) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[16]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1135,7 +1192,7 @@ func (x *PodState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodState.ProtoReflect.Descriptor instead.
 func (*PodState) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{16}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *PodState) GetName() string {
@@ -1214,7 +1271,7 @@ type ContainerState struct {
 
 func (x *ContainerState) Reset() {
 	*x = ContainerState{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[17]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1226,7 +1283,7 @@ func (x *ContainerState) String() string {
 func (*ContainerState) ProtoMessage() {}
 
 func (x *ContainerState) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[17]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1239,7 +1296,7 @@ func (x *ContainerState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerState.ProtoReflect.Descriptor instead.
 func (*ContainerState) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{17}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ContainerState) GetName() string {
@@ -1271,7 +1328,7 @@ type InitContainerState struct {
 
 func (x *InitContainerState) Reset() {
 	*x = InitContainerState{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[18]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1283,7 +1340,7 @@ func (x *InitContainerState) String() string {
 func (*InitContainerState) ProtoMessage() {}
 
 func (x *InitContainerState) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[18]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1296,7 +1353,7 @@ func (x *InitContainerState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InitContainerState.ProtoReflect.Descriptor instead.
 func (*InitContainerState) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{18}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *InitContainerState) GetName() string {
@@ -1339,7 +1396,7 @@ type MetricObservation struct {
 
 func (x *MetricObservation) Reset() {
 	*x = MetricObservation{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[19]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1351,7 +1408,7 @@ func (x *MetricObservation) String() string {
 func (*MetricObservation) ProtoMessage() {}
 
 func (x *MetricObservation) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[19]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1364,7 +1421,7 @@ func (x *MetricObservation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetricObservation.ProtoReflect.Descriptor instead.
 func (*MetricObservation) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{19}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *MetricObservation) GetPodValues() []*PodMetricValue {
@@ -1412,7 +1469,7 @@ type PodMetricValue struct {
 
 func (x *PodMetricValue) Reset() {
 	*x = PodMetricValue{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[20]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1424,7 +1481,7 @@ func (x *PodMetricValue) String() string {
 func (*PodMetricValue) ProtoMessage() {}
 
 func (x *PodMetricValue) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[20]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1437,7 +1494,7 @@ func (x *PodMetricValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodMetricValue.ProtoReflect.Descriptor instead.
 func (*PodMetricValue) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{20}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *PodMetricValue) GetPod() string {
@@ -1490,7 +1547,7 @@ type Options struct {
 
 func (x *Options) Reset() {
 	*x = Options{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[21]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1502,7 +1559,7 @@ func (x *Options) String() string {
 func (*Options) ProtoMessage() {}
 
 func (x *Options) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[21]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1515,7 +1572,7 @@ func (x *Options) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Options.ProtoReflect.Descriptor instead.
 func (*Options) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{21}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Options) GetTolerance() float64 {
@@ -1572,7 +1629,7 @@ type RecommendRequest struct {
 
 func (x *RecommendRequest) Reset() {
 	*x = RecommendRequest{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[22]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1584,7 +1641,7 @@ func (x *RecommendRequest) String() string {
 func (*RecommendRequest) ProtoMessage() {}
 
 func (x *RecommendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[22]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1597,7 +1654,7 @@ func (x *RecommendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecommendRequest.ProtoReflect.Descriptor instead.
 func (*RecommendRequest) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{22}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RecommendRequest) GetTarget() *TargetRef {
@@ -1685,7 +1742,7 @@ type RecommendResponse struct {
 
 func (x *RecommendResponse) Reset() {
 	*x = RecommendResponse{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[23]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1697,7 +1754,7 @@ func (x *RecommendResponse) String() string {
 func (*RecommendResponse) ProtoMessage() {}
 
 func (x *RecommendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[23]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1710,7 +1767,7 @@ func (x *RecommendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecommendResponse.ProtoReflect.Descriptor instead.
 func (*RecommendResponse) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{23}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RecommendResponse) GetDecisionTime() *timestamppb.Timestamp {
@@ -1791,7 +1848,7 @@ type MetricStatus struct {
 
 func (x *MetricStatus) Reset() {
 	*x = MetricStatus{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[24]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1803,7 +1860,7 @@ func (x *MetricStatus) String() string {
 func (*MetricStatus) ProtoMessage() {}
 
 func (x *MetricStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[24]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1816,7 +1873,7 @@ func (x *MetricStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetricStatus.ProtoReflect.Descriptor instead.
 func (*MetricStatus) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{24}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *MetricStatus) GetType() string {
@@ -1874,7 +1931,7 @@ type ResourceMetricStatus struct {
 
 func (x *ResourceMetricStatus) Reset() {
 	*x = ResourceMetricStatus{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[25]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1886,7 +1943,7 @@ func (x *ResourceMetricStatus) String() string {
 func (*ResourceMetricStatus) ProtoMessage() {}
 
 func (x *ResourceMetricStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[25]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1899,7 +1956,7 @@ func (x *ResourceMetricStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceMetricStatus.ProtoReflect.Descriptor instead.
 func (*ResourceMetricStatus) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{25}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ResourceMetricStatus) GetName() string {
@@ -1931,7 +1988,7 @@ type ContainerResourceMetricStatus struct {
 
 func (x *ContainerResourceMetricStatus) Reset() {
 	*x = ContainerResourceMetricStatus{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[26]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1943,7 +2000,7 @@ func (x *ContainerResourceMetricStatus) String() string {
 func (*ContainerResourceMetricStatus) ProtoMessage() {}
 
 func (x *ContainerResourceMetricStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[26]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1956,7 +2013,7 @@ func (x *ContainerResourceMetricStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerResourceMetricStatus.ProtoReflect.Descriptor instead.
 func (*ContainerResourceMetricStatus) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{26}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ContainerResourceMetricStatus) GetName() string {
@@ -1993,7 +2050,7 @@ type PodsMetricStatus struct {
 
 func (x *PodsMetricStatus) Reset() {
 	*x = PodsMetricStatus{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[27]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2005,7 +2062,7 @@ func (x *PodsMetricStatus) String() string {
 func (*PodsMetricStatus) ProtoMessage() {}
 
 func (x *PodsMetricStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[27]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2018,7 +2075,7 @@ func (x *PodsMetricStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodsMetricStatus.ProtoReflect.Descriptor instead.
 func (*PodsMetricStatus) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{27}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PodsMetricStatus) GetMetric() *MetricIdentifier {
@@ -2050,7 +2107,7 @@ type ObjectMetricStatus struct {
 
 func (x *ObjectMetricStatus) Reset() {
 	*x = ObjectMetricStatus{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[28]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2062,7 +2119,7 @@ func (x *ObjectMetricStatus) String() string {
 func (*ObjectMetricStatus) ProtoMessage() {}
 
 func (x *ObjectMetricStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[28]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2075,7 +2132,7 @@ func (x *ObjectMetricStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ObjectMetricStatus.ProtoReflect.Descriptor instead.
 func (*ObjectMetricStatus) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{28}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ObjectMetricStatus) GetMetric() *MetricIdentifier {
@@ -2112,7 +2169,7 @@ type ExternalMetricStatus struct {
 
 func (x *ExternalMetricStatus) Reset() {
 	*x = ExternalMetricStatus{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[29]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2124,7 +2181,7 @@ func (x *ExternalMetricStatus) String() string {
 func (*ExternalMetricStatus) ProtoMessage() {}
 
 func (x *ExternalMetricStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[29]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2137,7 +2194,7 @@ func (x *ExternalMetricStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExternalMetricStatus.ProtoReflect.Descriptor instead.
 func (*ExternalMetricStatus) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{29}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ExternalMetricStatus) GetMetric() *MetricIdentifier {
@@ -2171,7 +2228,7 @@ type MetricValueStatus struct {
 
 func (x *MetricValueStatus) Reset() {
 	*x = MetricValueStatus{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[30]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2183,7 +2240,7 @@ func (x *MetricValueStatus) String() string {
 func (*MetricValueStatus) ProtoMessage() {}
 
 func (x *MetricValueStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[30]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2196,7 +2253,7 @@ func (x *MetricValueStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetricValueStatus.ProtoReflect.Descriptor instead.
 func (*MetricValueStatus) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{30}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *MetricValueStatus) GetValue() string {
@@ -2239,7 +2296,7 @@ type Condition struct {
 
 func (x *Condition) Reset() {
 	*x = Condition{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[31]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2251,7 +2308,7 @@ func (x *Condition) String() string {
 func (*Condition) ProtoMessage() {}
 
 func (x *Condition) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[31]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2264,7 +2321,7 @@ func (x *Condition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Condition.ProtoReflect.Descriptor instead.
 func (*Condition) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{31}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *Condition) GetType() string {
@@ -2331,7 +2388,7 @@ type Explanation struct {
 
 func (x *Explanation) Reset() {
 	*x = Explanation{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[32]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2343,7 +2400,7 @@ func (x *Explanation) String() string {
 func (*Explanation) ProtoMessage() {}
 
 func (x *Explanation) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[32]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2356,7 +2413,7 @@ func (x *Explanation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Explanation.ProtoReflect.Descriptor instead.
 func (*Explanation) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{32}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *Explanation) GetMessage() string {
@@ -2457,7 +2514,7 @@ type MetricExplanation struct {
 
 func (x *MetricExplanation) Reset() {
 	*x = MetricExplanation{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[33]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2469,7 +2526,7 @@ func (x *MetricExplanation) String() string {
 func (*MetricExplanation) ProtoMessage() {}
 
 func (x *MetricExplanation) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[33]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2482,7 +2539,7 @@ func (x *MetricExplanation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetricExplanation.ProtoReflect.Descriptor instead.
 func (*MetricExplanation) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{33}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *MetricExplanation) GetIndex() int32 {
@@ -2565,7 +2622,7 @@ type ReportScaleRequest struct {
 
 func (x *ReportScaleRequest) Reset() {
 	*x = ReportScaleRequest{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[34]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2577,7 +2634,7 @@ func (x *ReportScaleRequest) String() string {
 func (*ReportScaleRequest) ProtoMessage() {}
 
 func (x *ReportScaleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[34]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2590,7 +2647,7 @@ func (x *ReportScaleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportScaleRequest.ProtoReflect.Descriptor instead.
 func (*ReportScaleRequest) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{34}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ReportScaleRequest) GetTarget() *TargetRef {
@@ -2632,7 +2689,7 @@ type ReportScaleResponse struct {
 
 func (x *ReportScaleResponse) Reset() {
 	*x = ReportScaleResponse{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[35]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2644,7 +2701,7 @@ func (x *ReportScaleResponse) String() string {
 func (*ReportScaleResponse) ProtoMessage() {}
 
 func (x *ReportScaleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[35]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2657,7 +2714,7 @@ func (x *ReportScaleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportScaleResponse.ProtoReflect.Descriptor instead.
 func (*ReportScaleResponse) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{35}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ReportScaleResponse) GetRecorded() bool {
@@ -2687,7 +2744,7 @@ type SimulateRequest struct {
 
 func (x *SimulateRequest) Reset() {
 	*x = SimulateRequest{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[36]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2699,7 +2756,7 @@ func (x *SimulateRequest) String() string {
 func (*SimulateRequest) ProtoMessage() {}
 
 func (x *SimulateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[36]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2712,7 +2769,7 @@ func (x *SimulateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SimulateRequest.ProtoReflect.Descriptor instead.
 func (*SimulateRequest) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{36}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *SimulateRequest) GetSpec() *HorizontalPodAutoscalerSpec {
@@ -2770,7 +2827,7 @@ type SimulateStep struct {
 
 func (x *SimulateStep) Reset() {
 	*x = SimulateStep{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[37]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2782,7 +2839,7 @@ func (x *SimulateStep) String() string {
 func (*SimulateStep) ProtoMessage() {}
 
 func (x *SimulateStep) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[37]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2795,7 +2852,7 @@ func (x *SimulateStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SimulateStep.ProtoReflect.Descriptor instead.
 func (*SimulateStep) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{37}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SimulateStep) GetTime() *timestamppb.Timestamp {
@@ -2846,7 +2903,7 @@ type SimulateResponse struct {
 
 func (x *SimulateResponse) Reset() {
 	*x = SimulateResponse{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[38]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2858,7 +2915,7 @@ func (x *SimulateResponse) String() string {
 func (*SimulateResponse) ProtoMessage() {}
 
 func (x *SimulateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[38]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2871,7 +2928,7 @@ func (x *SimulateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SimulateResponse.ProtoReflect.Descriptor instead.
 func (*SimulateResponse) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{38}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SimulateResponse) GetSteps() []*SimulateStepResult {
@@ -2907,7 +2964,7 @@ type SimulateStepResult struct {
 
 func (x *SimulateStepResult) Reset() {
 	*x = SimulateStepResult{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[39]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2919,7 +2976,7 @@ func (x *SimulateStepResult) String() string {
 func (*SimulateStepResult) ProtoMessage() {}
 
 func (x *SimulateStepResult) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[39]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2932,7 +2989,7 @@ func (x *SimulateStepResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SimulateStepResult.ProtoReflect.Descriptor instead.
 func (*SimulateStepResult) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{39}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SimulateStepResult) GetTime() *timestamppb.Timestamp {
@@ -2988,7 +3045,7 @@ type History struct {
 
 func (x *History) Reset() {
 	*x = History{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[40]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3000,7 +3057,7 @@ func (x *History) String() string {
 func (*History) ProtoMessage() {}
 
 func (x *History) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[40]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3013,7 +3070,7 @@ func (x *History) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use History.ProtoReflect.Descriptor instead.
 func (*History) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{40}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *History) GetRecommendations() []*HistoryRecommendation {
@@ -3057,7 +3114,7 @@ type HistoryRecommendation struct {
 
 func (x *HistoryRecommendation) Reset() {
 	*x = HistoryRecommendation{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[41]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3069,7 +3126,7 @@ func (x *HistoryRecommendation) String() string {
 func (*HistoryRecommendation) ProtoMessage() {}
 
 func (x *HistoryRecommendation) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[41]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3082,7 +3139,7 @@ func (x *HistoryRecommendation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRecommendation.ProtoReflect.Descriptor instead.
 func (*HistoryRecommendation) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{41}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *HistoryRecommendation) GetTime() *timestamppb.Timestamp {
@@ -3112,7 +3169,7 @@ type ScaleEvent struct {
 
 func (x *ScaleEvent) Reset() {
 	*x = ScaleEvent{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[42]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3124,7 +3181,7 @@ func (x *ScaleEvent) String() string {
 func (*ScaleEvent) ProtoMessage() {}
 
 func (x *ScaleEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[42]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3137,7 +3194,7 @@ func (x *ScaleEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScaleEvent.ProtoReflect.Descriptor instead.
 func (*ScaleEvent) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{42}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ScaleEvent) GetTime() *timestamppb.Timestamp {
@@ -3165,7 +3222,7 @@ type GetTargetRequest struct {
 
 func (x *GetTargetRequest) Reset() {
 	*x = GetTargetRequest{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[43]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3177,7 +3234,7 @@ func (x *GetTargetRequest) String() string {
 func (*GetTargetRequest) ProtoMessage() {}
 
 func (x *GetTargetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[43]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3190,7 +3247,7 @@ func (x *GetTargetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTargetRequest.ProtoReflect.Descriptor instead.
 func (*GetTargetRequest) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{43}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *GetTargetRequest) GetTarget() *TargetRef {
@@ -3224,7 +3281,7 @@ type GetTargetResponse struct {
 
 func (x *GetTargetResponse) Reset() {
 	*x = GetTargetResponse{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[44]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3236,7 +3293,7 @@ func (x *GetTargetResponse) String() string {
 func (*GetTargetResponse) ProtoMessage() {}
 
 func (x *GetTargetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[44]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3249,7 +3306,7 @@ func (x *GetTargetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTargetResponse.ProtoReflect.Descriptor instead.
 func (*GetTargetResponse) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{44}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetTargetResponse) GetTarget() *TargetRef {
@@ -3314,7 +3371,7 @@ type LastDecision struct {
 
 func (x *LastDecision) Reset() {
 	*x = LastDecision{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[45]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3326,7 +3383,7 @@ func (x *LastDecision) String() string {
 func (*LastDecision) ProtoMessage() {}
 
 func (x *LastDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[45]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3339,7 +3396,7 @@ func (x *LastDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LastDecision.ProtoReflect.Descriptor instead.
 func (*LastDecision) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{45}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *LastDecision) GetTime() *timestamppb.Timestamp {
@@ -3373,7 +3430,7 @@ type PendingDecision struct {
 
 func (x *PendingDecision) Reset() {
 	*x = PendingDecision{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[46]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3385,7 +3442,7 @@ func (x *PendingDecision) String() string {
 func (*PendingDecision) ProtoMessage() {}
 
 func (x *PendingDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[46]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3398,7 +3455,7 @@ func (x *PendingDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PendingDecision.ProtoReflect.Descriptor instead.
 func (*PendingDecision) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{46}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *PendingDecision) GetRecommendationId() string {
@@ -3446,7 +3503,7 @@ type ListTargetsRequest struct {
 
 func (x *ListTargetsRequest) Reset() {
 	*x = ListTargetsRequest{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[47]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3458,7 +3515,7 @@ func (x *ListTargetsRequest) String() string {
 func (*ListTargetsRequest) ProtoMessage() {}
 
 func (x *ListTargetsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[47]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3471,7 +3528,7 @@ func (x *ListTargetsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTargetsRequest.ProtoReflect.Descriptor instead.
 func (*ListTargetsRequest) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{47}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ListTargetsRequest) GetCluster() string {
@@ -3515,7 +3572,7 @@ type ListTargetsResponse struct {
 
 func (x *ListTargetsResponse) Reset() {
 	*x = ListTargetsResponse{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[48]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3527,7 +3584,7 @@ func (x *ListTargetsResponse) String() string {
 func (*ListTargetsResponse) ProtoMessage() {}
 
 func (x *ListTargetsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[48]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3540,7 +3597,7 @@ func (x *ListTargetsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTargetsResponse.ProtoReflect.Descriptor instead.
 func (*ListTargetsResponse) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{48}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ListTargetsResponse) GetTargets() []*TargetSummary {
@@ -3574,7 +3631,7 @@ type TargetSummary struct {
 
 func (x *TargetSummary) Reset() {
 	*x = TargetSummary{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[49]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3586,7 +3643,7 @@ func (x *TargetSummary) String() string {
 func (*TargetSummary) ProtoMessage() {}
 
 func (x *TargetSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[49]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3599,7 +3656,7 @@ func (x *TargetSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TargetSummary.ProtoReflect.Descriptor instead.
 func (*TargetSummary) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{49}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *TargetSummary) GetTarget() *TargetRef {
@@ -3641,7 +3698,7 @@ type DeleteTargetRequest struct {
 
 func (x *DeleteTargetRequest) Reset() {
 	*x = DeleteTargetRequest{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[50]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3653,7 +3710,7 @@ func (x *DeleteTargetRequest) String() string {
 func (*DeleteTargetRequest) ProtoMessage() {}
 
 func (x *DeleteTargetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[50]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3666,7 +3723,7 @@ func (x *DeleteTargetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteTargetRequest.ProtoReflect.Descriptor instead.
 func (*DeleteTargetRequest) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{50}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *DeleteTargetRequest) GetTarget() *TargetRef {
@@ -3685,7 +3742,7 @@ type DeleteTargetResponse struct {
 
 func (x *DeleteTargetResponse) Reset() {
 	*x = DeleteTargetResponse{}
-	mi := &file_recommender_v1_recommender_proto_msgTypes[51]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3697,7 +3754,7 @@ func (x *DeleteTargetResponse) String() string {
 func (*DeleteTargetResponse) ProtoMessage() {}
 
 func (x *DeleteTargetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_recommender_v1_recommender_proto_msgTypes[51]
+	mi := &file_recommender_v1_recommender_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3710,7 +3767,7 @@ func (x *DeleteTargetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteTargetResponse.ProtoReflect.Descriptor instead.
 func (*DeleteTargetResponse) Descriptor() ([]byte, []int) {
-	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{51}
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{52}
 }
 
 var File_recommender_v1_recommender_proto protoreflect.FileDescriptor
@@ -3758,10 +3815,13 @@ const file_recommender_v1_recommender_proto_rawDesc = "" +
 	"\x06metric\x18\x03 \x01(\v2 .recommender.v1.MetricIdentifierR\x06metric\"\x86\x01\n" +
 	"\x14ExternalMetricSource\x128\n" +
 	"\x06metric\x18\x01 \x01(\v2 .recommender.v1.MetricIdentifierR\x06metric\x124\n" +
-	"\x06target\x18\x02 \x01(\v2\x1c.recommender.v1.MetricTargetR\x06target\"a\n" +
+	"\x06target\x18\x02 \x01(\v2\x1c.recommender.v1.MetricTargetR\x06target\"\xa0\x01\n" +
 	"\x10MetricIdentifier\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x129\n" +
-	"\bselector\x18\x02 \x01(\v2\x1d.recommender.v1.LabelSelectorR\bselector\"\xf9\x01\n" +
+	"\bselector\x18\x02 \x01(\v2\x1d.recommender.v1.LabelSelectorR\bselector\x12=\n" +
+	"\x06source\x18\x03 \x01(\v2%.recommender.v1.MetricSourceReferenceR\x06source\"4\n" +
+	"\x15MetricSourceReference\x12\x1b\n" +
+	"\tapi_group\x18\x01 \x01(\tR\bapiGroup\"\xf9\x01\n" +
 	"\rLabelSelector\x12Q\n" +
 	"\fmatch_labels\x18\x01 \x03(\v2..recommender.v1.LabelSelector.MatchLabelsEntryR\vmatchLabels\x12U\n" +
 	"\x11match_expressions\x18\x02 \x03(\v2(.recommender.v1.LabelSelectorRequirementR\x10matchExpressions\x1a>\n" +
@@ -4032,7 +4092,7 @@ func file_recommender_v1_recommender_proto_rawDescGZIP() []byte {
 	return file_recommender_v1_recommender_proto_rawDescData
 }
 
-var file_recommender_v1_recommender_proto_msgTypes = make([]protoimpl.MessageInfo, 56)
+var file_recommender_v1_recommender_proto_msgTypes = make([]protoimpl.MessageInfo, 57)
 var file_recommender_v1_recommender_proto_goTypes = []any{
 	(*TargetRef)(nil),                       // 0: recommender.v1.TargetRef
 	(*HorizontalPodAutoscalerSpec)(nil),     // 1: recommender.v1.HorizontalPodAutoscalerSpec
@@ -4044,170 +4104,172 @@ var file_recommender_v1_recommender_proto_goTypes = []any{
 	(*ObjectMetricSource)(nil),              // 7: recommender.v1.ObjectMetricSource
 	(*ExternalMetricSource)(nil),            // 8: recommender.v1.ExternalMetricSource
 	(*MetricIdentifier)(nil),                // 9: recommender.v1.MetricIdentifier
-	(*LabelSelector)(nil),                   // 10: recommender.v1.LabelSelector
-	(*LabelSelectorRequirement)(nil),        // 11: recommender.v1.LabelSelectorRequirement
-	(*MetricTarget)(nil),                    // 12: recommender.v1.MetricTarget
-	(*HorizontalPodAutoscalerBehavior)(nil), // 13: recommender.v1.HorizontalPodAutoscalerBehavior
-	(*HPAScalingRules)(nil),                 // 14: recommender.v1.HPAScalingRules
-	(*HPAScalingPolicy)(nil),                // 15: recommender.v1.HPAScalingPolicy
-	(*PodState)(nil),                        // 16: recommender.v1.PodState
-	(*ContainerState)(nil),                  // 17: recommender.v1.ContainerState
-	(*InitContainerState)(nil),              // 18: recommender.v1.InitContainerState
-	(*MetricObservation)(nil),               // 19: recommender.v1.MetricObservation
-	(*PodMetricValue)(nil),                  // 20: recommender.v1.PodMetricValue
-	(*Options)(nil),                         // 21: recommender.v1.Options
-	(*RecommendRequest)(nil),                // 22: recommender.v1.RecommendRequest
-	(*RecommendResponse)(nil),               // 23: recommender.v1.RecommendResponse
-	(*MetricStatus)(nil),                    // 24: recommender.v1.MetricStatus
-	(*ResourceMetricStatus)(nil),            // 25: recommender.v1.ResourceMetricStatus
-	(*ContainerResourceMetricStatus)(nil),   // 26: recommender.v1.ContainerResourceMetricStatus
-	(*PodsMetricStatus)(nil),                // 27: recommender.v1.PodsMetricStatus
-	(*ObjectMetricStatus)(nil),              // 28: recommender.v1.ObjectMetricStatus
-	(*ExternalMetricStatus)(nil),            // 29: recommender.v1.ExternalMetricStatus
-	(*MetricValueStatus)(nil),               // 30: recommender.v1.MetricValueStatus
-	(*Condition)(nil),                       // 31: recommender.v1.Condition
-	(*Explanation)(nil),                     // 32: recommender.v1.Explanation
-	(*MetricExplanation)(nil),               // 33: recommender.v1.MetricExplanation
-	(*ReportScaleRequest)(nil),              // 34: recommender.v1.ReportScaleRequest
-	(*ReportScaleResponse)(nil),             // 35: recommender.v1.ReportScaleResponse
-	(*SimulateRequest)(nil),                 // 36: recommender.v1.SimulateRequest
-	(*SimulateStep)(nil),                    // 37: recommender.v1.SimulateStep
-	(*SimulateResponse)(nil),                // 38: recommender.v1.SimulateResponse
-	(*SimulateStepResult)(nil),              // 39: recommender.v1.SimulateStepResult
-	(*History)(nil),                         // 40: recommender.v1.History
-	(*HistoryRecommendation)(nil),           // 41: recommender.v1.HistoryRecommendation
-	(*ScaleEvent)(nil),                      // 42: recommender.v1.ScaleEvent
-	(*GetTargetRequest)(nil),                // 43: recommender.v1.GetTargetRequest
-	(*GetTargetResponse)(nil),               // 44: recommender.v1.GetTargetResponse
-	(*LastDecision)(nil),                    // 45: recommender.v1.LastDecision
-	(*PendingDecision)(nil),                 // 46: recommender.v1.PendingDecision
-	(*ListTargetsRequest)(nil),              // 47: recommender.v1.ListTargetsRequest
-	(*ListTargetsResponse)(nil),             // 48: recommender.v1.ListTargetsResponse
-	(*TargetSummary)(nil),                   // 49: recommender.v1.TargetSummary
-	(*DeleteTargetRequest)(nil),             // 50: recommender.v1.DeleteTargetRequest
-	(*DeleteTargetResponse)(nil),            // 51: recommender.v1.DeleteTargetResponse
-	nil,                                     // 52: recommender.v1.LabelSelector.MatchLabelsEntry
-	nil,                                     // 53: recommender.v1.PodState.RequestsEntry
-	nil,                                     // 54: recommender.v1.ContainerState.RequestsEntry
-	nil,                                     // 55: recommender.v1.InitContainerState.RequestsEntry
-	(*timestamppb.Timestamp)(nil),           // 56: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),             // 57: google.protobuf.Duration
+	(*MetricSourceReference)(nil),           // 10: recommender.v1.MetricSourceReference
+	(*LabelSelector)(nil),                   // 11: recommender.v1.LabelSelector
+	(*LabelSelectorRequirement)(nil),        // 12: recommender.v1.LabelSelectorRequirement
+	(*MetricTarget)(nil),                    // 13: recommender.v1.MetricTarget
+	(*HorizontalPodAutoscalerBehavior)(nil), // 14: recommender.v1.HorizontalPodAutoscalerBehavior
+	(*HPAScalingRules)(nil),                 // 15: recommender.v1.HPAScalingRules
+	(*HPAScalingPolicy)(nil),                // 16: recommender.v1.HPAScalingPolicy
+	(*PodState)(nil),                        // 17: recommender.v1.PodState
+	(*ContainerState)(nil),                  // 18: recommender.v1.ContainerState
+	(*InitContainerState)(nil),              // 19: recommender.v1.InitContainerState
+	(*MetricObservation)(nil),               // 20: recommender.v1.MetricObservation
+	(*PodMetricValue)(nil),                  // 21: recommender.v1.PodMetricValue
+	(*Options)(nil),                         // 22: recommender.v1.Options
+	(*RecommendRequest)(nil),                // 23: recommender.v1.RecommendRequest
+	(*RecommendResponse)(nil),               // 24: recommender.v1.RecommendResponse
+	(*MetricStatus)(nil),                    // 25: recommender.v1.MetricStatus
+	(*ResourceMetricStatus)(nil),            // 26: recommender.v1.ResourceMetricStatus
+	(*ContainerResourceMetricStatus)(nil),   // 27: recommender.v1.ContainerResourceMetricStatus
+	(*PodsMetricStatus)(nil),                // 28: recommender.v1.PodsMetricStatus
+	(*ObjectMetricStatus)(nil),              // 29: recommender.v1.ObjectMetricStatus
+	(*ExternalMetricStatus)(nil),            // 30: recommender.v1.ExternalMetricStatus
+	(*MetricValueStatus)(nil),               // 31: recommender.v1.MetricValueStatus
+	(*Condition)(nil),                       // 32: recommender.v1.Condition
+	(*Explanation)(nil),                     // 33: recommender.v1.Explanation
+	(*MetricExplanation)(nil),               // 34: recommender.v1.MetricExplanation
+	(*ReportScaleRequest)(nil),              // 35: recommender.v1.ReportScaleRequest
+	(*ReportScaleResponse)(nil),             // 36: recommender.v1.ReportScaleResponse
+	(*SimulateRequest)(nil),                 // 37: recommender.v1.SimulateRequest
+	(*SimulateStep)(nil),                    // 38: recommender.v1.SimulateStep
+	(*SimulateResponse)(nil),                // 39: recommender.v1.SimulateResponse
+	(*SimulateStepResult)(nil),              // 40: recommender.v1.SimulateStepResult
+	(*History)(nil),                         // 41: recommender.v1.History
+	(*HistoryRecommendation)(nil),           // 42: recommender.v1.HistoryRecommendation
+	(*ScaleEvent)(nil),                      // 43: recommender.v1.ScaleEvent
+	(*GetTargetRequest)(nil),                // 44: recommender.v1.GetTargetRequest
+	(*GetTargetResponse)(nil),               // 45: recommender.v1.GetTargetResponse
+	(*LastDecision)(nil),                    // 46: recommender.v1.LastDecision
+	(*PendingDecision)(nil),                 // 47: recommender.v1.PendingDecision
+	(*ListTargetsRequest)(nil),              // 48: recommender.v1.ListTargetsRequest
+	(*ListTargetsResponse)(nil),             // 49: recommender.v1.ListTargetsResponse
+	(*TargetSummary)(nil),                   // 50: recommender.v1.TargetSummary
+	(*DeleteTargetRequest)(nil),             // 51: recommender.v1.DeleteTargetRequest
+	(*DeleteTargetResponse)(nil),            // 52: recommender.v1.DeleteTargetResponse
+	nil,                                     // 53: recommender.v1.LabelSelector.MatchLabelsEntry
+	nil,                                     // 54: recommender.v1.PodState.RequestsEntry
+	nil,                                     // 55: recommender.v1.ContainerState.RequestsEntry
+	nil,                                     // 56: recommender.v1.InitContainerState.RequestsEntry
+	(*timestamppb.Timestamp)(nil),           // 57: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),             // 58: google.protobuf.Duration
 }
 var file_recommender_v1_recommender_proto_depIdxs = []int32{
 	2,   // 0: recommender.v1.HorizontalPodAutoscalerSpec.scale_target_ref:type_name -> recommender.v1.CrossVersionObjectReference
 	3,   // 1: recommender.v1.HorizontalPodAutoscalerSpec.metrics:type_name -> recommender.v1.MetricSpec
-	13,  // 2: recommender.v1.HorizontalPodAutoscalerSpec.behavior:type_name -> recommender.v1.HorizontalPodAutoscalerBehavior
+	14,  // 2: recommender.v1.HorizontalPodAutoscalerSpec.behavior:type_name -> recommender.v1.HorizontalPodAutoscalerBehavior
 	4,   // 3: recommender.v1.MetricSpec.resource:type_name -> recommender.v1.ResourceMetricSource
 	5,   // 4: recommender.v1.MetricSpec.container_resource:type_name -> recommender.v1.ContainerResourceMetricSource
 	6,   // 5: recommender.v1.MetricSpec.pods:type_name -> recommender.v1.PodsMetricSource
 	7,   // 6: recommender.v1.MetricSpec.object:type_name -> recommender.v1.ObjectMetricSource
 	8,   // 7: recommender.v1.MetricSpec.external:type_name -> recommender.v1.ExternalMetricSource
-	12,  // 8: recommender.v1.ResourceMetricSource.target:type_name -> recommender.v1.MetricTarget
-	12,  // 9: recommender.v1.ContainerResourceMetricSource.target:type_name -> recommender.v1.MetricTarget
+	13,  // 8: recommender.v1.ResourceMetricSource.target:type_name -> recommender.v1.MetricTarget
+	13,  // 9: recommender.v1.ContainerResourceMetricSource.target:type_name -> recommender.v1.MetricTarget
 	9,   // 10: recommender.v1.PodsMetricSource.metric:type_name -> recommender.v1.MetricIdentifier
-	12,  // 11: recommender.v1.PodsMetricSource.target:type_name -> recommender.v1.MetricTarget
+	13,  // 11: recommender.v1.PodsMetricSource.target:type_name -> recommender.v1.MetricTarget
 	2,   // 12: recommender.v1.ObjectMetricSource.described_object:type_name -> recommender.v1.CrossVersionObjectReference
-	12,  // 13: recommender.v1.ObjectMetricSource.target:type_name -> recommender.v1.MetricTarget
+	13,  // 13: recommender.v1.ObjectMetricSource.target:type_name -> recommender.v1.MetricTarget
 	9,   // 14: recommender.v1.ObjectMetricSource.metric:type_name -> recommender.v1.MetricIdentifier
 	9,   // 15: recommender.v1.ExternalMetricSource.metric:type_name -> recommender.v1.MetricIdentifier
-	12,  // 16: recommender.v1.ExternalMetricSource.target:type_name -> recommender.v1.MetricTarget
-	10,  // 17: recommender.v1.MetricIdentifier.selector:type_name -> recommender.v1.LabelSelector
-	52,  // 18: recommender.v1.LabelSelector.match_labels:type_name -> recommender.v1.LabelSelector.MatchLabelsEntry
-	11,  // 19: recommender.v1.LabelSelector.match_expressions:type_name -> recommender.v1.LabelSelectorRequirement
-	14,  // 20: recommender.v1.HorizontalPodAutoscalerBehavior.scale_up:type_name -> recommender.v1.HPAScalingRules
-	14,  // 21: recommender.v1.HorizontalPodAutoscalerBehavior.scale_down:type_name -> recommender.v1.HPAScalingRules
-	15,  // 22: recommender.v1.HPAScalingRules.policies:type_name -> recommender.v1.HPAScalingPolicy
-	56,  // 23: recommender.v1.PodState.ready_transition_time:type_name -> google.protobuf.Timestamp
-	56,  // 24: recommender.v1.PodState.start_time:type_name -> google.protobuf.Timestamp
-	56,  // 25: recommender.v1.PodState.deletion_timestamp:type_name -> google.protobuf.Timestamp
-	17,  // 26: recommender.v1.PodState.containers:type_name -> recommender.v1.ContainerState
-	18,  // 27: recommender.v1.PodState.init_containers:type_name -> recommender.v1.InitContainerState
-	53,  // 28: recommender.v1.PodState.requests:type_name -> recommender.v1.PodState.RequestsEntry
-	54,  // 29: recommender.v1.ContainerState.requests:type_name -> recommender.v1.ContainerState.RequestsEntry
-	55,  // 30: recommender.v1.InitContainerState.requests:type_name -> recommender.v1.InitContainerState.RequestsEntry
-	20,  // 31: recommender.v1.MetricObservation.pod_values:type_name -> recommender.v1.PodMetricValue
-	56,  // 32: recommender.v1.PodMetricValue.timestamp:type_name -> google.protobuf.Timestamp
-	57,  // 33: recommender.v1.PodMetricValue.window:type_name -> google.protobuf.Duration
-	57,  // 34: recommender.v1.Options.cpu_initialization_period:type_name -> google.protobuf.Duration
-	57,  // 35: recommender.v1.Options.initial_readiness_delay:type_name -> google.protobuf.Duration
-	57,  // 36: recommender.v1.Options.downscale_stabilization_window:type_name -> google.protobuf.Duration
-	0,   // 37: recommender.v1.RecommendRequest.target:type_name -> recommender.v1.TargetRef
-	1,   // 38: recommender.v1.RecommendRequest.spec:type_name -> recommender.v1.HorizontalPodAutoscalerSpec
-	16,  // 39: recommender.v1.RecommendRequest.pods:type_name -> recommender.v1.PodState
-	19,  // 40: recommender.v1.RecommendRequest.metrics:type_name -> recommender.v1.MetricObservation
-	21,  // 41: recommender.v1.RecommendRequest.options:type_name -> recommender.v1.Options
-	56,  // 42: recommender.v1.RecommendResponse.decision_time:type_name -> google.protobuf.Timestamp
-	24,  // 43: recommender.v1.RecommendResponse.current_metrics:type_name -> recommender.v1.MetricStatus
-	31,  // 44: recommender.v1.RecommendResponse.conditions:type_name -> recommender.v1.Condition
-	32,  // 45: recommender.v1.RecommendResponse.explanation:type_name -> recommender.v1.Explanation
-	25,  // 46: recommender.v1.MetricStatus.resource:type_name -> recommender.v1.ResourceMetricStatus
-	26,  // 47: recommender.v1.MetricStatus.container_resource:type_name -> recommender.v1.ContainerResourceMetricStatus
-	27,  // 48: recommender.v1.MetricStatus.pods:type_name -> recommender.v1.PodsMetricStatus
-	28,  // 49: recommender.v1.MetricStatus.object:type_name -> recommender.v1.ObjectMetricStatus
-	29,  // 50: recommender.v1.MetricStatus.external:type_name -> recommender.v1.ExternalMetricStatus
-	30,  // 51: recommender.v1.ResourceMetricStatus.current:type_name -> recommender.v1.MetricValueStatus
-	30,  // 52: recommender.v1.ContainerResourceMetricStatus.current:type_name -> recommender.v1.MetricValueStatus
-	9,   // 53: recommender.v1.PodsMetricStatus.metric:type_name -> recommender.v1.MetricIdentifier
-	30,  // 54: recommender.v1.PodsMetricStatus.current:type_name -> recommender.v1.MetricValueStatus
-	9,   // 55: recommender.v1.ObjectMetricStatus.metric:type_name -> recommender.v1.MetricIdentifier
-	30,  // 56: recommender.v1.ObjectMetricStatus.current:type_name -> recommender.v1.MetricValueStatus
-	2,   // 57: recommender.v1.ObjectMetricStatus.described_object:type_name -> recommender.v1.CrossVersionObjectReference
-	9,   // 58: recommender.v1.ExternalMetricStatus.metric:type_name -> recommender.v1.MetricIdentifier
-	30,  // 59: recommender.v1.ExternalMetricStatus.current:type_name -> recommender.v1.MetricValueStatus
-	56,  // 60: recommender.v1.Condition.last_transition_time:type_name -> google.protobuf.Timestamp
-	33,  // 61: recommender.v1.Explanation.metrics:type_name -> recommender.v1.MetricExplanation
-	57,  // 62: recommender.v1.Explanation.stabilization_window:type_name -> google.protobuf.Duration
-	0,   // 63: recommender.v1.ReportScaleRequest.target:type_name -> recommender.v1.TargetRef
-	1,   // 64: recommender.v1.SimulateRequest.spec:type_name -> recommender.v1.HorizontalPodAutoscalerSpec
-	21,  // 65: recommender.v1.SimulateRequest.options:type_name -> recommender.v1.Options
-	40,  // 66: recommender.v1.SimulateRequest.history:type_name -> recommender.v1.History
-	37,  // 67: recommender.v1.SimulateRequest.steps:type_name -> recommender.v1.SimulateStep
-	56,  // 68: recommender.v1.SimulateStep.time:type_name -> google.protobuf.Timestamp
-	16,  // 69: recommender.v1.SimulateStep.pods:type_name -> recommender.v1.PodState
-	19,  // 70: recommender.v1.SimulateStep.metrics:type_name -> recommender.v1.MetricObservation
-	39,  // 71: recommender.v1.SimulateResponse.steps:type_name -> recommender.v1.SimulateStepResult
-	40,  // 72: recommender.v1.SimulateResponse.history:type_name -> recommender.v1.History
-	56,  // 73: recommender.v1.SimulateStepResult.time:type_name -> google.protobuf.Timestamp
-	24,  // 74: recommender.v1.SimulateStepResult.current_metrics:type_name -> recommender.v1.MetricStatus
-	31,  // 75: recommender.v1.SimulateStepResult.conditions:type_name -> recommender.v1.Condition
-	32,  // 76: recommender.v1.SimulateStepResult.explanation:type_name -> recommender.v1.Explanation
-	41,  // 77: recommender.v1.History.recommendations:type_name -> recommender.v1.HistoryRecommendation
-	42,  // 78: recommender.v1.History.scale_up_events:type_name -> recommender.v1.ScaleEvent
-	42,  // 79: recommender.v1.History.scale_down_events:type_name -> recommender.v1.ScaleEvent
-	56,  // 80: recommender.v1.HistoryRecommendation.time:type_name -> google.protobuf.Timestamp
-	56,  // 81: recommender.v1.ScaleEvent.time:type_name -> google.protobuf.Timestamp
-	0,   // 82: recommender.v1.GetTargetRequest.target:type_name -> recommender.v1.TargetRef
-	0,   // 83: recommender.v1.GetTargetResponse.target:type_name -> recommender.v1.TargetRef
-	1,   // 84: recommender.v1.GetTargetResponse.spec:type_name -> recommender.v1.HorizontalPodAutoscalerSpec
-	40,  // 85: recommender.v1.GetTargetResponse.history:type_name -> recommender.v1.History
-	31,  // 86: recommender.v1.GetTargetResponse.conditions:type_name -> recommender.v1.Condition
-	45,  // 87: recommender.v1.GetTargetResponse.last_decision:type_name -> recommender.v1.LastDecision
-	46,  // 88: recommender.v1.GetTargetResponse.pending_decisions:type_name -> recommender.v1.PendingDecision
-	56,  // 89: recommender.v1.GetTargetResponse.last_seen:type_name -> google.protobuf.Timestamp
-	56,  // 90: recommender.v1.LastDecision.time:type_name -> google.protobuf.Timestamp
-	23,  // 91: recommender.v1.LastDecision.response:type_name -> recommender.v1.RecommendResponse
-	56,  // 92: recommender.v1.PendingDecision.time:type_name -> google.protobuf.Timestamp
-	49,  // 93: recommender.v1.ListTargetsResponse.targets:type_name -> recommender.v1.TargetSummary
-	0,   // 94: recommender.v1.TargetSummary.target:type_name -> recommender.v1.TargetRef
-	56,  // 95: recommender.v1.TargetSummary.last_seen:type_name -> google.protobuf.Timestamp
-	0,   // 96: recommender.v1.DeleteTargetRequest.target:type_name -> recommender.v1.TargetRef
-	22,  // 97: recommender.v1.RecommenderService.Recommend:input_type -> recommender.v1.RecommendRequest
-	34,  // 98: recommender.v1.RecommenderService.ReportScale:input_type -> recommender.v1.ReportScaleRequest
-	36,  // 99: recommender.v1.RecommenderService.Simulate:input_type -> recommender.v1.SimulateRequest
-	43,  // 100: recommender.v1.RecommenderService.GetTarget:input_type -> recommender.v1.GetTargetRequest
-	47,  // 101: recommender.v1.RecommenderService.ListTargets:input_type -> recommender.v1.ListTargetsRequest
-	50,  // 102: recommender.v1.RecommenderService.DeleteTarget:input_type -> recommender.v1.DeleteTargetRequest
-	23,  // 103: recommender.v1.RecommenderService.Recommend:output_type -> recommender.v1.RecommendResponse
-	35,  // 104: recommender.v1.RecommenderService.ReportScale:output_type -> recommender.v1.ReportScaleResponse
-	38,  // 105: recommender.v1.RecommenderService.Simulate:output_type -> recommender.v1.SimulateResponse
-	44,  // 106: recommender.v1.RecommenderService.GetTarget:output_type -> recommender.v1.GetTargetResponse
-	48,  // 107: recommender.v1.RecommenderService.ListTargets:output_type -> recommender.v1.ListTargetsResponse
-	51,  // 108: recommender.v1.RecommenderService.DeleteTarget:output_type -> recommender.v1.DeleteTargetResponse
-	103, // [103:109] is the sub-list for method output_type
-	97,  // [97:103] is the sub-list for method input_type
-	97,  // [97:97] is the sub-list for extension type_name
-	97,  // [97:97] is the sub-list for extension extendee
-	0,   // [0:97] is the sub-list for field type_name
+	13,  // 16: recommender.v1.ExternalMetricSource.target:type_name -> recommender.v1.MetricTarget
+	11,  // 17: recommender.v1.MetricIdentifier.selector:type_name -> recommender.v1.LabelSelector
+	10,  // 18: recommender.v1.MetricIdentifier.source:type_name -> recommender.v1.MetricSourceReference
+	53,  // 19: recommender.v1.LabelSelector.match_labels:type_name -> recommender.v1.LabelSelector.MatchLabelsEntry
+	12,  // 20: recommender.v1.LabelSelector.match_expressions:type_name -> recommender.v1.LabelSelectorRequirement
+	15,  // 21: recommender.v1.HorizontalPodAutoscalerBehavior.scale_up:type_name -> recommender.v1.HPAScalingRules
+	15,  // 22: recommender.v1.HorizontalPodAutoscalerBehavior.scale_down:type_name -> recommender.v1.HPAScalingRules
+	16,  // 23: recommender.v1.HPAScalingRules.policies:type_name -> recommender.v1.HPAScalingPolicy
+	57,  // 24: recommender.v1.PodState.ready_transition_time:type_name -> google.protobuf.Timestamp
+	57,  // 25: recommender.v1.PodState.start_time:type_name -> google.protobuf.Timestamp
+	57,  // 26: recommender.v1.PodState.deletion_timestamp:type_name -> google.protobuf.Timestamp
+	18,  // 27: recommender.v1.PodState.containers:type_name -> recommender.v1.ContainerState
+	19,  // 28: recommender.v1.PodState.init_containers:type_name -> recommender.v1.InitContainerState
+	54,  // 29: recommender.v1.PodState.requests:type_name -> recommender.v1.PodState.RequestsEntry
+	55,  // 30: recommender.v1.ContainerState.requests:type_name -> recommender.v1.ContainerState.RequestsEntry
+	56,  // 31: recommender.v1.InitContainerState.requests:type_name -> recommender.v1.InitContainerState.RequestsEntry
+	21,  // 32: recommender.v1.MetricObservation.pod_values:type_name -> recommender.v1.PodMetricValue
+	57,  // 33: recommender.v1.PodMetricValue.timestamp:type_name -> google.protobuf.Timestamp
+	58,  // 34: recommender.v1.PodMetricValue.window:type_name -> google.protobuf.Duration
+	58,  // 35: recommender.v1.Options.cpu_initialization_period:type_name -> google.protobuf.Duration
+	58,  // 36: recommender.v1.Options.initial_readiness_delay:type_name -> google.protobuf.Duration
+	58,  // 37: recommender.v1.Options.downscale_stabilization_window:type_name -> google.protobuf.Duration
+	0,   // 38: recommender.v1.RecommendRequest.target:type_name -> recommender.v1.TargetRef
+	1,   // 39: recommender.v1.RecommendRequest.spec:type_name -> recommender.v1.HorizontalPodAutoscalerSpec
+	17,  // 40: recommender.v1.RecommendRequest.pods:type_name -> recommender.v1.PodState
+	20,  // 41: recommender.v1.RecommendRequest.metrics:type_name -> recommender.v1.MetricObservation
+	22,  // 42: recommender.v1.RecommendRequest.options:type_name -> recommender.v1.Options
+	57,  // 43: recommender.v1.RecommendResponse.decision_time:type_name -> google.protobuf.Timestamp
+	25,  // 44: recommender.v1.RecommendResponse.current_metrics:type_name -> recommender.v1.MetricStatus
+	32,  // 45: recommender.v1.RecommendResponse.conditions:type_name -> recommender.v1.Condition
+	33,  // 46: recommender.v1.RecommendResponse.explanation:type_name -> recommender.v1.Explanation
+	26,  // 47: recommender.v1.MetricStatus.resource:type_name -> recommender.v1.ResourceMetricStatus
+	27,  // 48: recommender.v1.MetricStatus.container_resource:type_name -> recommender.v1.ContainerResourceMetricStatus
+	28,  // 49: recommender.v1.MetricStatus.pods:type_name -> recommender.v1.PodsMetricStatus
+	29,  // 50: recommender.v1.MetricStatus.object:type_name -> recommender.v1.ObjectMetricStatus
+	30,  // 51: recommender.v1.MetricStatus.external:type_name -> recommender.v1.ExternalMetricStatus
+	31,  // 52: recommender.v1.ResourceMetricStatus.current:type_name -> recommender.v1.MetricValueStatus
+	31,  // 53: recommender.v1.ContainerResourceMetricStatus.current:type_name -> recommender.v1.MetricValueStatus
+	9,   // 54: recommender.v1.PodsMetricStatus.metric:type_name -> recommender.v1.MetricIdentifier
+	31,  // 55: recommender.v1.PodsMetricStatus.current:type_name -> recommender.v1.MetricValueStatus
+	9,   // 56: recommender.v1.ObjectMetricStatus.metric:type_name -> recommender.v1.MetricIdentifier
+	31,  // 57: recommender.v1.ObjectMetricStatus.current:type_name -> recommender.v1.MetricValueStatus
+	2,   // 58: recommender.v1.ObjectMetricStatus.described_object:type_name -> recommender.v1.CrossVersionObjectReference
+	9,   // 59: recommender.v1.ExternalMetricStatus.metric:type_name -> recommender.v1.MetricIdentifier
+	31,  // 60: recommender.v1.ExternalMetricStatus.current:type_name -> recommender.v1.MetricValueStatus
+	57,  // 61: recommender.v1.Condition.last_transition_time:type_name -> google.protobuf.Timestamp
+	34,  // 62: recommender.v1.Explanation.metrics:type_name -> recommender.v1.MetricExplanation
+	58,  // 63: recommender.v1.Explanation.stabilization_window:type_name -> google.protobuf.Duration
+	0,   // 64: recommender.v1.ReportScaleRequest.target:type_name -> recommender.v1.TargetRef
+	1,   // 65: recommender.v1.SimulateRequest.spec:type_name -> recommender.v1.HorizontalPodAutoscalerSpec
+	22,  // 66: recommender.v1.SimulateRequest.options:type_name -> recommender.v1.Options
+	41,  // 67: recommender.v1.SimulateRequest.history:type_name -> recommender.v1.History
+	38,  // 68: recommender.v1.SimulateRequest.steps:type_name -> recommender.v1.SimulateStep
+	57,  // 69: recommender.v1.SimulateStep.time:type_name -> google.protobuf.Timestamp
+	17,  // 70: recommender.v1.SimulateStep.pods:type_name -> recommender.v1.PodState
+	20,  // 71: recommender.v1.SimulateStep.metrics:type_name -> recommender.v1.MetricObservation
+	40,  // 72: recommender.v1.SimulateResponse.steps:type_name -> recommender.v1.SimulateStepResult
+	41,  // 73: recommender.v1.SimulateResponse.history:type_name -> recommender.v1.History
+	57,  // 74: recommender.v1.SimulateStepResult.time:type_name -> google.protobuf.Timestamp
+	25,  // 75: recommender.v1.SimulateStepResult.current_metrics:type_name -> recommender.v1.MetricStatus
+	32,  // 76: recommender.v1.SimulateStepResult.conditions:type_name -> recommender.v1.Condition
+	33,  // 77: recommender.v1.SimulateStepResult.explanation:type_name -> recommender.v1.Explanation
+	42,  // 78: recommender.v1.History.recommendations:type_name -> recommender.v1.HistoryRecommendation
+	43,  // 79: recommender.v1.History.scale_up_events:type_name -> recommender.v1.ScaleEvent
+	43,  // 80: recommender.v1.History.scale_down_events:type_name -> recommender.v1.ScaleEvent
+	57,  // 81: recommender.v1.HistoryRecommendation.time:type_name -> google.protobuf.Timestamp
+	57,  // 82: recommender.v1.ScaleEvent.time:type_name -> google.protobuf.Timestamp
+	0,   // 83: recommender.v1.GetTargetRequest.target:type_name -> recommender.v1.TargetRef
+	0,   // 84: recommender.v1.GetTargetResponse.target:type_name -> recommender.v1.TargetRef
+	1,   // 85: recommender.v1.GetTargetResponse.spec:type_name -> recommender.v1.HorizontalPodAutoscalerSpec
+	41,  // 86: recommender.v1.GetTargetResponse.history:type_name -> recommender.v1.History
+	32,  // 87: recommender.v1.GetTargetResponse.conditions:type_name -> recommender.v1.Condition
+	46,  // 88: recommender.v1.GetTargetResponse.last_decision:type_name -> recommender.v1.LastDecision
+	47,  // 89: recommender.v1.GetTargetResponse.pending_decisions:type_name -> recommender.v1.PendingDecision
+	57,  // 90: recommender.v1.GetTargetResponse.last_seen:type_name -> google.protobuf.Timestamp
+	57,  // 91: recommender.v1.LastDecision.time:type_name -> google.protobuf.Timestamp
+	24,  // 92: recommender.v1.LastDecision.response:type_name -> recommender.v1.RecommendResponse
+	57,  // 93: recommender.v1.PendingDecision.time:type_name -> google.protobuf.Timestamp
+	50,  // 94: recommender.v1.ListTargetsResponse.targets:type_name -> recommender.v1.TargetSummary
+	0,   // 95: recommender.v1.TargetSummary.target:type_name -> recommender.v1.TargetRef
+	57,  // 96: recommender.v1.TargetSummary.last_seen:type_name -> google.protobuf.Timestamp
+	0,   // 97: recommender.v1.DeleteTargetRequest.target:type_name -> recommender.v1.TargetRef
+	23,  // 98: recommender.v1.RecommenderService.Recommend:input_type -> recommender.v1.RecommendRequest
+	35,  // 99: recommender.v1.RecommenderService.ReportScale:input_type -> recommender.v1.ReportScaleRequest
+	37,  // 100: recommender.v1.RecommenderService.Simulate:input_type -> recommender.v1.SimulateRequest
+	44,  // 101: recommender.v1.RecommenderService.GetTarget:input_type -> recommender.v1.GetTargetRequest
+	48,  // 102: recommender.v1.RecommenderService.ListTargets:input_type -> recommender.v1.ListTargetsRequest
+	51,  // 103: recommender.v1.RecommenderService.DeleteTarget:input_type -> recommender.v1.DeleteTargetRequest
+	24,  // 104: recommender.v1.RecommenderService.Recommend:output_type -> recommender.v1.RecommendResponse
+	36,  // 105: recommender.v1.RecommenderService.ReportScale:output_type -> recommender.v1.ReportScaleResponse
+	39,  // 106: recommender.v1.RecommenderService.Simulate:output_type -> recommender.v1.SimulateResponse
+	45,  // 107: recommender.v1.RecommenderService.GetTarget:output_type -> recommender.v1.GetTargetResponse
+	49,  // 108: recommender.v1.RecommenderService.ListTargets:output_type -> recommender.v1.ListTargetsResponse
+	52,  // 109: recommender.v1.RecommenderService.DeleteTarget:output_type -> recommender.v1.DeleteTargetResponse
+	104, // [104:110] is the sub-list for method output_type
+	98,  // [98:104] is the sub-list for method input_type
+	98,  // [98:98] is the sub-list for extension type_name
+	98,  // [98:98] is the sub-list for extension extendee
+	0,   // [0:98] is the sub-list for field type_name
 }
 
 func init() { file_recommender_v1_recommender_proto_init() }
@@ -4216,21 +4278,21 @@ func file_recommender_v1_recommender_proto_init() {
 		return
 	}
 	file_recommender_v1_recommender_proto_msgTypes[1].OneofWrappers = []any{}
-	file_recommender_v1_recommender_proto_msgTypes[12].OneofWrappers = []any{}
-	file_recommender_v1_recommender_proto_msgTypes[14].OneofWrappers = []any{}
-	file_recommender_v1_recommender_proto_msgTypes[16].OneofWrappers = []any{}
-	file_recommender_v1_recommender_proto_msgTypes[19].OneofWrappers = []any{}
-	file_recommender_v1_recommender_proto_msgTypes[21].OneofWrappers = []any{}
+	file_recommender_v1_recommender_proto_msgTypes[13].OneofWrappers = []any{}
+	file_recommender_v1_recommender_proto_msgTypes[15].OneofWrappers = []any{}
+	file_recommender_v1_recommender_proto_msgTypes[17].OneofWrappers = []any{}
+	file_recommender_v1_recommender_proto_msgTypes[20].OneofWrappers = []any{}
 	file_recommender_v1_recommender_proto_msgTypes[22].OneofWrappers = []any{}
-	file_recommender_v1_recommender_proto_msgTypes[30].OneofWrappers = []any{}
-	file_recommender_v1_recommender_proto_msgTypes[37].OneofWrappers = []any{}
+	file_recommender_v1_recommender_proto_msgTypes[23].OneofWrappers = []any{}
+	file_recommender_v1_recommender_proto_msgTypes[31].OneofWrappers = []any{}
+	file_recommender_v1_recommender_proto_msgTypes[38].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_recommender_v1_recommender_proto_rawDesc), len(file_recommender_v1_recommender_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   56,
+			NumMessages:   57,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
