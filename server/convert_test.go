@@ -677,3 +677,47 @@ func FuzzSimulationFromProto(f *testing.F) {
 		}
 	})
 }
+
+// TestKubectlSpecDecodes: `kubectl get hpa -o json | jq .spec` of an autoscaling/v2 HPA that
+// sets every field pastes verbatim into a request.
+func TestKubectlSpecDecodes(t *testing.T) {
+	const spec = `{
+	  "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+	  "minReplicas": 1,
+	  "maxReplicas": 20,
+	  "metrics": [
+	    {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}}},
+	    {"type": "ContainerResource", "containerResource": {"name": "memory", "container": "app",
+	      "target": {"type": "AverageValue", "averageValue": "1536Mi"}}},
+	    {"type": "Pods", "pods": {"metric": {"name": "rps", "selector": {"matchLabels": {"a": "b"},
+	      "matchExpressions": [{"key": "tier", "operator": "In", "values": ["x", "y"]}]}},
+	      "target": {"type": "AverageValue", "averageValue": "100"}}},
+	    {"type": "Object", "object": {"describedObject": {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "name": "main"},
+	      "metric": {"name": "hits", "selector": {"matchLabels": {"x": "y"}}},
+	      "target": {"type": "Value", "value": "10k"}}},
+	    {"type": "External", "external": {"metric": {"name": "queue", "selector": {"matchLabels": {"queue": "jobs"}},
+	      "source": {"apiGroup": "external.metrics.example.com"}},
+	      "target": {"type": "AverageValue", "averageValue": "30"}}}
+	  ],
+	  "behavior": {
+	    "scaleUp": {"stabilizationWindowSeconds": 0, "selectPolicy": "Max", "tolerance": "50m",
+	      "policies": [{"type": "Pods", "value": 4, "periodSeconds": 15}, {"type": "Percent", "value": 100, "periodSeconds": 15}]},
+	    "scaleDown": {"stabilizationWindowSeconds": 300, "selectPolicy": "Min", "tolerance": "0.05",
+	      "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]}
+	  }
+	}`
+	var req pb.RecommendRequest
+	if err := (protojson.UnmarshalOptions{DiscardUnknown: false}).Unmarshal([]byte(`{"spec": `+spec+`}`), &req); err != nil {
+		t.Fatal(err)
+	}
+	in, _, violations := RecommendFromProto(&req, recommender.DefaultOptions())
+	if len(violations) > 0 {
+		t.Fatalf("violations: %v", violations)
+	}
+	if got := in.Spec.Behavior.ScaleDown.Tolerance.MilliValue(); got != 50 {
+		t.Errorf("scaleDown tolerance = %dm, want 50m", got)
+	}
+	if got := len(in.Spec.Metrics); got != 5 {
+		t.Errorf("%d metrics, want 5", got)
+	}
+}
