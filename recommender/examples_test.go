@@ -10,9 +10,11 @@ import (
 // TestWorkedExamples is HPA-ALGORITHM.md §12: every worked example E1-E24, by name. Unless a
 // case says otherwise the state is seeded with an empty history (as E17 does), so the
 // decision shows the proposal rather than the first-sight seed, and pods started long ago.
-func TestWorkedExamples(t *testing.T) {
+func TestWorkedExamples(t *testing.T) { runDecideCases(t, workedExamples()) }
+
+func workedExamples() []decideCase {
 	e18Metric := func() []Observation { return obs(wantObs(10)) }
-	runDecideCases(t, []decideCase{
+	return []decideCase{
 		{
 			name: "E1 R-RES-2 R-CALC-3 cpu 30% target, 300/500/700m of 1000m -> util 50, scale 3 -> 5",
 			spec: testSpec(1, 10, cpuUtil(30)), current: 3, pods: pods(1000, 1000, 1000),
@@ -228,7 +230,7 @@ func TestWorkedExamples(t *testing.T) {
 			want: 6, proposal: p32(3),
 			conds: []condWant{able(reasonScaleDownStabilized), limited(reasonDesiredWithinRange)},
 		},
-	})
+	}
 }
 
 // TestE15RescaleShowsSucceeded is E15's second half: a successful write replaces
@@ -265,7 +267,9 @@ func TestE22WebsiteExample(t *testing.T) {
 }
 
 // TestExtraVectors is §12a: the extra upstream vectors.
-func TestExtraVectors(t *testing.T) {
+func TestExtraVectors(t *testing.T) { runDecideCases(t, extraVectors()) }
+
+func extraVectors() []decideCase {
 	tol := func(up, down string) *Spec {
 		return withBehavior(testSpec(1, 10, cpuUtil(100)), tolerance(up), tolerance(down))
 	}
@@ -273,7 +277,7 @@ func TestExtraVectors(t *testing.T) {
 		return withBehavior(testSpec(1, 1000, wantMetric()), up, down)
 	}
 	added15 := ptrState(State{Seeded: true, History: History{ScaleUpEvents: []ScaleEvent{ev(15, ago(sec(60)))}}})
-	runDecideCases(t, []decideCase{
+	return []decideCase{
 		{
 			name: "12a R-TOL-1 R-TOL-2 util 102 within the default 0.1 -> 3",
 			spec: testSpec(1, 10, cpuUtil(100)), current: 3, pods: pods(900, 1000, 1100),
@@ -383,7 +387,7 @@ func TestExtraVectors(t *testing.T) {
 			spec: testSpec(0, 10, objectAvg("qps", "5")), current: 2, status: p32(0),
 			metrics: obs(value(0)), want: 0, proposal: p32(0),
 		},
-	})
+	}
 }
 
 // TestFloatQuirks pins §13.4: the float artefacts that decide answers.
