@@ -1,0 +1,389 @@
+package main_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
+
+	"google.golang.org/grpc/mem"
+
+	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
+)
+
+// binary is the hpa-recommender built once for these tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "hpa-recommender-e2e")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "hpa-recommender")
+	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "build hpa-recommender: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// freeAddr returns a loopback address with a port nobody listens on right now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+type process struct {
+	cmd    *exec.Cmd
+	addr   string
+	stderr *bytes.Buffer
+}
+
+// startBinary runs the real binary and waits until its health check says SERVING.
+func startBinary(t *testing.T, args ...string) *process {
+	t.Helper()
+	addr := freeAddr(t)
+	args = append([]string{"--listen", addr, "--metrics-listen", ""}, args...)
+	cmd := exec.Command(binary, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &process{cmd: cmd, addr: addr, stderr: &stderr}
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			_ = p.cmd.Process.Kill()
+			_ = p.cmd.Wait()
+		}
+	})
+	conn := dial(t, addr)
+	hc := healthpb.NewHealthClient(conn)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		resp, err := hc.Check(ctx, &healthpb.HealthCheckRequest{})
+		cancel()
+		if err == nil && resp.Status == healthpb.HealthCheckResponse_SERVING {
+			return p
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server never became healthy: %v\n%s", err, stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (p *process) kill9(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = p.cmd.Wait()
+}
+
+func (p *process) term(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Wait(); err != nil {
+		t.Errorf("exit after SIGTERM: %v\n%s", err, p.stderr.String())
+	}
+}
+
+func dial(t *testing.T, addr string) *grpc.ClientConn {
+	t.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+const specJSON = `{
+  "minReplicas": 1, "maxReplicas": 30,
+  "metrics": [{"type": "External", "external": {"metric": {"name": "queue"}, "target": {"type": "AverageValue", "averageValue": "10"}}}],
+  "behavior": {"scaleDown": {"stabilizationWindowSeconds": 2}, "scaleUp": {"policies": [{"type": "Pods", "value": 3, "periodSeconds": 2}]}}
+}`
+
+var target = &pb.TargetRef{Cluster: "c1", Namespace: "shop", Name: "web"}
+
+func request(t *testing.T, current int32, value string) *pb.RecommendRequest {
+	t.Helper()
+	spec := &pb.HorizontalPodAutoscalerSpec{}
+	if err := protojson.Unmarshal([]byte(specJSON), spec); err != nil {
+		t.Fatal(err)
+	}
+	return &pb.RecommendRequest{Target: target, Spec: spec, CurrentReplicas: current,
+		Metrics: []*pb.MetricObservation{{Values: []string{value}}}}
+}
+
+// TestKill9RestartContinuesAsIfUninterrupted drives a timeline through the real binary with a
+// kill -9 and a restart in the middle, then replays the same observations at the same decision
+// times through Simulate: every decision must match, and GetTarget must show the history.
+func TestKill9RestartContinuesAsIfUninterrupted(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "hpa.db")
+	p := startBinary(t, "--store", "bolt", "--bolt-path", db)
+	client := pb.NewRecommenderServiceClient(dial(t, p.addr))
+	values := []string{"50", "200", "200", "260", "260", "40", "40", "40", "10", "10", "10", "10"}
+	var got []int32
+	var steps []*pb.SimulateStep
+	current := int32(2)
+	var beforeKill *pb.GetTargetResponse
+	for i, v := range values {
+		if i == len(values)/2 {
+			var err error
+			beforeKill, err = client.GetTarget(t.Context(), &pb.GetTargetRequest{Target: target})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.kill9(t)
+			p = startBinary(t, "--store", "bolt", "--bolt-path", db)
+			client = pb.NewRecommenderServiceClient(dial(t, p.addr))
+			after, err := client.GetTarget(t.Context(), &pb.GetTargetRequest{Target: target})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(beforeKill, after, protocmp.Transform()); diff != "" {
+				t.Fatalf("stored target changed across kill -9 (-before +after):\n%s", diff)
+			}
+		}
+		resp, err := client.Recommend(t.Context(), request(t, current, v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Scale {
+			if _, err := client.ReportScale(t.Context(), &pb.ReportScaleRequest{Target: target, RecommendationId: resp.RecommendationId, Succeeded: true}); err != nil {
+				t.Fatal(err)
+			}
+			current = resp.DesiredReplicas
+		}
+		got = append(got, resp.DesiredReplicas)
+		steps = append(steps, &pb.SimulateStep{Time: resp.DecisionTime, Metrics: request(t, 0, v).Metrics})
+		time.Sleep(700 * time.Millisecond)
+	}
+	if len(beforeKill.GetHistory().GetRecommendations()) == 0 || len(beforeKill.GetHistory().GetScaleUpEvents()) == 0 {
+		t.Fatalf("history before the kill is too thin to prove anything: %v", beforeKill.GetHistory())
+	}
+	sim, err := client.Simulate(t.Context(), &pb.SimulateRequest{Spec: request(t, 0, "0").Spec, InitialReplicas: 2, Steps: steps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []int32
+	for _, s := range sim.Steps {
+		want = append(want, s.DesiredReplicas)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("decisions across kill -9 differ from an uninterrupted replay (-replay +live):\n%s", diff)
+	}
+	p.term(t)
+}
+
+// TestMalformedRequestsNeverCrashOrTouchData sends fuzzed requests: every one is answered
+// (InvalidArgument when it is invalid), the process stays up, and the stored target is intact.
+func TestMalformedRequestsNeverCrashOrTouchData(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "hpa.db")
+	p := startBinary(t, "--store", "bolt", "--bolt-path", db, "--max-pods", "50")
+	conn := dial(t, p.addr)
+	client := pb.NewRecommenderServiceClient(conn)
+	good := request(t, 2, "50")
+	if _, err := client.Recommend(t.Context(), good); err != nil {
+		t.Fatal(err)
+	}
+	before, err := client.GetTarget(t.Context(), &pb.GetTargetRequest{Target: target})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	invalid := 0
+	for i := 0; i < 300; i++ {
+		req := proto.Clone(good).(*pb.RecommendRequest)
+		mutate(rng, req)
+		_, err := client.Recommend(t.Context(), req)
+		switch status.Code(err) {
+		case codes.OK:
+			// A valid request is a legitimate write: compare from here on.
+			if before, err = client.GetTarget(t.Context(), &pb.GetTargetRequest{Target: target}); err != nil {
+				t.Fatal(err)
+			}
+		case codes.InvalidArgument:
+			invalid++
+			now, err := client.GetTarget(t.Context(), &pb.GetTargetRequest{Target: target})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(before, now, protocmp.Transform()); diff != "" {
+				t.Fatalf("invalid request %d changed the stored target (-before +after):\n%s", i, diff)
+			}
+		default:
+			t.Fatalf("request %d: %v (want OK or InvalidArgument)\n%s", i, err, protojson.Format(req))
+		}
+	}
+	if invalid < 100 {
+		t.Fatalf("only %d of 300 mutations were invalid; the fuzzing proves little", invalid)
+	}
+	// Raw garbage on the wire: refused by the transport, and the server lives on.
+	var out pb.RecommendResponse
+	err = conn.Invoke(t.Context(), "/recommender.v1.RecommenderService/Recommend", rawBytes([]byte{0xff, 0xff, 0xff, 0x01}), &out, grpc.ForceCodecV2(rawCodec{}))
+	if err == nil {
+		t.Fatal("garbage bytes accepted")
+	}
+	after, err := client.GetTarget(t.Context(), &pb.GetTargetRequest{Target: target})
+	if err != nil {
+		t.Fatalf("server gone after fuzzing: %v\n%s", err, p.stderr.String())
+	}
+	if diff := cmp.Diff(before, after, protocmp.Transform()); diff != "" {
+		t.Errorf("invalid requests changed the stored target (-before +after):\n%s", diff)
+	}
+	if strings.Contains(p.stderr.String(), "panic") {
+		t.Errorf("server logged a panic:\n%s", p.stderr.String())
+	}
+	p.term(t)
+}
+
+// mutate damages one or two fields of a valid request, the way a buggy caller would.
+func mutate(rng *rand.Rand, r *pb.RecommendRequest) {
+	quantities := []string{"", "-1", "1e400", "abc", "1Zi", "0", "9223372036854775807", "0.0001m", "1.5Gi", "NaN"}
+	for n := 1 + rng.IntN(2); n > 0; n-- {
+		switch rng.IntN(12) {
+		case 0:
+			r.CurrentReplicas = rng.Int32N(100) - 50
+		case 1:
+			r.Spec.MaxReplicas = rng.Int32N(10) - 5
+		case 2:
+			r.Spec.MinReplicas = proto.Int32(rng.Int32N(10) - 5)
+		case 3:
+			r.Metrics[0].Values = []string{quantities[rng.IntN(len(quantities))]}
+		case 4:
+			r.Spec.Metrics[0].External.Target.AverageValue = proto.String(quantities[rng.IntN(len(quantities))])
+		case 5:
+			r.Spec.Metrics[0].Type = []string{"", "Bogus", "Pods", "Resource"}[rng.IntN(4)]
+		case 6:
+			r.Metrics = append(r.Metrics, &pb.MetricObservation{})
+		case 7:
+			r.Spec.Behavior.ScaleUp.Policies[0].PeriodSeconds = rng.Int32N(4000) - 100
+		case 8:
+			r.Spec.Behavior.ScaleDown.StabilizationWindowSeconds = proto.Int32(rng.Int32N(8000) - 100)
+		case 9:
+			r.Spec.Behavior.ScaleUp.SelectPolicy = proto.String([]string{"Max", "Min", "Disabled", "max", ""}[rng.IntN(5)])
+		case 10:
+			for i := 0; i < 60; i++ {
+				r.Pods = append(r.Pods, &pb.PodState{Name: fmt.Sprintf("p-%d", i%55), Phase: "Running"})
+			}
+		case 11:
+			r.Spec.Behavior.ScaleDown.Tolerance = proto.String(quantities[rng.IntN(len(quantities))])
+		}
+	}
+}
+
+type rawBytes []byte
+
+type rawCodec struct{}
+
+func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {
+	return mem.BufferSlice{mem.SliceBuffer(v.(rawBytes))}, nil
+}
+func (rawCodec) Unmarshal(mem.BufferSlice, any) error { return nil }
+func (rawCodec) Name() string                         { return "proto" }
+
+func TestOversizedRequestIsRefusedByTheBinary(t *testing.T) {
+	p := startBinary(t, "--store", "memory", "--max-request-bytes", "2048")
+	client := pb.NewRecommenderServiceClient(dial(t, p.addr))
+	req := request(t, 2, "50")
+	for i := 0; i < 200; i++ {
+		req.Pods = append(req.Pods, &pb.PodState{Name: fmt.Sprintf("pod-%d", i), Phase: "Running"})
+	}
+	_, err := client.Recommend(t.Context(), req)
+	if status.Code(err) != codes.ResourceExhausted {
+		t.Fatalf("got %v, want ResourceExhausted", err)
+	}
+	if !strings.Contains(status.Convert(err).Message(), "2048") {
+		t.Errorf("message %q does not state the limit", status.Convert(err).Message())
+	}
+	p.term(t)
+}
+
+func TestBadFlagsExitWithAClearError(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  []string
+		want string
+	}{
+		{"unknown store", []string{"--store", "postgres"}, nil, "--store must be bolt, memory or etcd"},
+		{"env value", nil, []string{"HPA_RECOMMENDER_MAX_PODS=-3"}, "--max-pods must be positive"},
+		{"bad env syntax", nil, []string{"HPA_RECOMMENDER_TARGET_TTL=soon"}, "HPA_RECOMMENDER_TARGET_TTL"},
+		{"half TLS", []string{"--tls-cert", "x.pem"}, nil, "--tls-cert and --tls-key go together"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(binary, tc.args...)
+			cmd.Env = append(os.Environ(), tc.env...)
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("exit 0, want an error; output:\n%s", out)
+			}
+			if !strings.Contains(string(out), tc.want) {
+				t.Errorf("output %q does not contain %q", out, tc.want)
+			}
+		})
+	}
+}
+
+func TestFlagWinsOverEnvironment(t *testing.T) {
+	addr := freeAddr(t)
+	cmd := exec.Command(binary, "--store", "memory", "--metrics-listen", "", "--listen", addr)
+	cmd.Env = append(os.Environ(), "HPA_RECOMMENDER_LISTEN=127.0.0.1:1", "HPA_RECOMMENDER_STORE=bolt")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	hc := healthpb.NewHealthClient(dial(t, addr))
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		resp, err := hc.Check(ctx, &healthpb.HealthCheckRequest{})
+		cancel()
+		if err == nil && resp.Status == healthpb.HealthCheckResponse_SERVING {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not serving on the flag's address: %v\n%s", err, stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(stderr.String(), "store=memory") {
+		t.Errorf("log does not show the flag's store:\n%s", stderr.String())
+	}
+}
