@@ -49,8 +49,27 @@ breaking: ## Check the API for breaking changes against the main branch
 	$(BUF) breaking --against '.git#branch=main'
 
 .PHONY: test
-test: ## Run the unit tests with the race detector
-	$(GO) test -race ./...
+test: bin/grpcurl ## Run every test with the race detector (installs grpcurl for the README examples)
+	PATH="$(BIN):$$PATH" $(GO) test -race ./...
+
+# The conformance cases live next to this repository (shared/conformance).
+SHARED ?= ../shared
+CONFORMANCE_ADDR ?= 127.0.0.1:50061
+
+.PHONY: conformance
+conformance: bin/grpcurl bin/hpa-recommender ## Run shared/conformance (seed cases and upstream scenarios) against a fresh server
+	@set -euo pipefail; \
+	$(BIN)/hpa-recommender --store memory --listen $(CONFORMANCE_ADDR) --metrics-listen "" 2>conformance-server.log & pid=$$!; \
+	trap 'kill $$pid 2>/dev/null || true' EXIT; \
+	for i in $$(seq 1 100); do \
+		$(BIN)/grpcurl -plaintext $(CONFORMANCE_ADDR) grpc.health.v1.Health/Check >/dev/null 2>&1 && break; sleep 0.1; \
+	done; \
+	PATH="$(BIN):$$PATH" python3 $(SHARED)/conformance/run.py $(CONFORMANCE_ADDR); \
+	PATH="$(BIN):$$PATH" python3 $(SHARED)/conformance/run.py $(CONFORMANCE_ADDR) --golden $(SHARED)/conformance/upstream-scenarios.jsonl.gz
+
+.PHONY: bin/hpa-recommender
+bin/hpa-recommender: ## Build the service into bin/
+	$(GO) build -o $(BIN)/hpa-recommender ./cmd/hpa-recommender
 
 .PHONY: build
 build: ## Build every package
