@@ -79,44 +79,79 @@ type metricResult struct {
 var errNoPods = errors.New("no pods returned by selector while calculating replica count")
 var errAllUnready = errors.New("did not receive metrics for targeted pods (pods might be unready)")
 
-// sampleMap is the working map of R-GRP-3: pod name -> sample. Entries are never removed;
-// removed pods are flagged so the map can be reused without reallocation.
-type sampleMap map[string]PodSample
+// sampleMap is the working map of R-GRP-3: pod name -> sample, with upstream's map semantics
+// (the last sample for a name wins; deletions; fill-ins overwrite). To keep the map small it
+// holds indexes: below len(obs) into the caller's samples (read only), above into fills.
+type sampleMap struct {
+	idx   map[string]int32
+	obs   []PodSample
+	fills []int64
+}
 
-func newSampleMap(samples []PodSample) sampleMap {
-	m := make(sampleMap, len(samples))
-	for _, s := range samples {
-		if s.Window == 0 {
-			s.Window = DefaultMetricWindow
-		}
-		m[s.Pod] = s
+func newSampleMap(samples []PodSample) *sampleMap {
+	m := &sampleMap{idx: make(map[string]int32, len(samples)), obs: samples}
+	for i := range samples {
+		m.idx[samples[i].Pod] = int32(i)
 	}
 	return m
 }
 
+func (m *sampleMap) len() int { return len(m.idx) }
+
+// sample returns the observed sample for name, with the default window applied.
+func (m *sampleMap) sample(name string) (PodSample, bool) {
+	i, ok := m.idx[name]
+	if !ok {
+		return PodSample{}, false
+	}
+	if int(i) >= len(m.obs) {
+		return PodSample{Pod: name, Milli: m.fills[int(i)-len(m.obs)]}, true
+	}
+	s := m.obs[i]
+	if s.Window == 0 {
+		s.Window = DefaultMetricWindow
+	}
+	return s, true
+}
+
+func (m *sampleMap) milli(i int32) int64 {
+	if int(i) >= len(m.obs) {
+		return m.fills[int(i)-len(m.obs)]
+	}
+	return m.obs[i].Milli
+}
+
+func (m *sampleMap) delete(name string) { delete(m.idx, name) }
+
+// set stores a fill-in value for name.
+func (m *sampleMap) set(name string, milli int64) {
+	m.idx[name] = int32(len(m.obs) + len(m.fills))
+	m.fills = append(m.fills, milli)
+}
+
 // groupPods applies R-GRP rules 1-5 in order. cpu selects the CPU readiness rules.
-func (c *calcContext) groupPods(samples sampleMap, cpu bool) podGroups {
+func (c *calcContext) groupPods(samples *sampleMap, cpu bool) podGroups {
 	var g podGroups
 	for i := range c.pods {
 		p := &c.pods[i]
 		if p.Deleting || p.Phase == PodFailed || p.Phase == PodSucceeded {
 			g.ignored++
-			delete(samples, p.Name)
+			samples.delete(p.Name)
 			continue
 		}
 		if p.Phase == PodPending {
 			g.unready = append(g.unready, i)
-			delete(samples, p.Name)
+			samples.delete(p.Name)
 			continue
 		}
-		s, ok := samples[p.Name]
+		s, ok := samples.sample(p.Name)
 		if !ok {
 			g.missing = append(g.missing, i)
 			continue
 		}
 		if cpu && c.cpuUnready(p, s) {
 			g.unready = append(g.unready, i)
-			delete(samples, p.Name)
+			samples.delete(p.Name)
 			continue
 		}
 		g.ready++
@@ -246,15 +281,15 @@ func effectivePodRequest(p *Pod, res string) (int64, bool) {
 }
 
 // utilizationRatio is upstream's GetResourceUtilizationRatio (R-RES-2).
-func utilizationRatio(samples sampleMap, requests map[string]int64, target int32) (float64, int32, int64, error) {
+func utilizationRatio(samples *sampleMap, requests map[string]int64, target int32) (float64, int32, int64, error) {
 	var usage, req int64
 	n := int64(0)
-	for name, s := range samples {
+	for name, i := range samples.idx {
 		r, ok := requests[name]
 		if !ok {
 			continue
 		}
-		usage += s.Milli
+		usage += samples.milli(i)
 		req += r
 		n++
 	}
@@ -266,19 +301,19 @@ func utilizationRatio(samples sampleMap, requests map[string]int64, target int32
 }
 
 // averageRatio is upstream's GetMetricUsageRatio (R-PLAIN-1).
-func averageRatio(samples sampleMap, target int64) (float64, int64) {
+func averageRatio(samples *sampleMap, target int64) (float64, int64) {
 	var total int64
-	for _, s := range samples {
-		total += s.Milli
+	for _, i := range samples.idx {
+		total += samples.milli(i)
 	}
-	avg := total / int64(len(samples))
+	avg := total / int64(samples.len())
 	return float64(avg) / float64(target), avg
 }
 
 // podAverage is the shared procedure of R-CALC for Resource, ContainerResource and Pods.
 // ratio computes the usage ratio over the working map; fill is the scale-down value of a
 // missing pod. It returns the proposal, the first-pass ratio and the pod groups.
-func (c *calcContext) podAverage(samples sampleMap, g podGroups, ratio func(sampleMap) (float64, error), fill func(name string) int64) (int32, float64, error) {
+func (c *calcContext) podAverage(samples *sampleMap, g podGroups, ratio func(*sampleMap) (float64, error), fill func(name string) int64) (int32, float64, error) {
 	r, err := ratio(samples)
 	if err != nil {
 		return 0, 0, err
@@ -295,19 +330,17 @@ func (c *calcContext) podAverage(samples sampleMap, g podGroups, ratio func(samp
 		case r < 1.0:
 			for _, i := range g.missing {
 				name := c.pods[i].Name
-				samples[name] = PodSample{Pod: name, Milli: fill(name)}
+				samples.set(name, fill(name))
 			}
 		case r > 1.0:
 			for _, i := range g.missing {
-				name := c.pods[i].Name
-				samples[name] = PodSample{Pod: name}
+				samples.set(c.pods[i].Name, 0)
 			}
 		}
 	}
 	if scaleUpWithUnready {
 		for _, i := range g.unready {
-			name := c.pods[i].Name
-			samples[name] = PodSample{Pod: name}
+			samples.set(c.pods[i].Name, 0)
 		}
 	}
 	r2, err := ratio(samples)
@@ -317,7 +350,7 @@ func (c *calcContext) podAverage(samples sampleMap, g podGroups, ratio func(samp
 	if c.tol.within(r2) || (r < 1.0 && r2 > 1.0) || (r > 1.0 && r2 < 1.0) {
 		return c.specReplicas, r, nil
 	}
-	n := ceilToInt32(r2 * float64(len(samples)))
+	n := ceilToInt32(r2 * float64(samples.len()))
 	if (r2 < 1.0 && n > c.specReplicas) || (r2 > 1.0 && n < c.specReplicas) {
 		return c.specReplicas, r, nil
 	}
@@ -357,7 +390,7 @@ func (c *calcContext) resourceMetric(res, container string, target MetricTarget,
 	samples := newSampleMap(obs.PodSamples)
 	g := c.groupPods(samples, res == "cpu")
 	g.explain(&out.explain)
-	if len(samples) == 0 {
+	if samples.len() == 0 {
 		fail(errAllUnready)
 		return
 	}
@@ -366,7 +399,7 @@ func (c *calcContext) resourceMetric(res, container string, target MetricTarget,
 		tv := target.AverageValue.MilliValue()
 		first := true
 		var avg int64
-		p, r, err := c.podAverage(samples, g, func(m sampleMap) (float64, error) {
+		p, r, err := c.podAverage(samples, g, func(m *sampleMap) (float64, error) {
 			r, a := averageRatio(m, tv)
 			if first {
 				avg, first = a, false
@@ -394,7 +427,7 @@ func (c *calcContext) resourceMetric(res, container string, target MetricTarget,
 		first := true
 		var util int32
 		var raw int64
-		p, r, err := c.podAverage(samples, g, func(m sampleMap) (float64, error) {
+		p, r, err := c.podAverage(samples, g, func(m *sampleMap) (float64, error) {
 			r, u, a, err := utilizationRatio(m, requests, tu)
 			if first {
 				util, raw, first = u, a, false
@@ -455,13 +488,13 @@ func (c *calcContext) podsMetric(src *PodsMetricSource, obs *Observation, out *m
 	samples := newSampleMap(obs.PodSamples)
 	g := c.groupPods(samples, false)
 	g.explain(&out.explain)
-	if len(samples) == 0 {
+	if samples.len() == 0 {
 		fail(errAllUnready)
 		return
 	}
 	first := true
 	var avg int64
-	p, r, err := c.podAverage(samples, g, func(m sampleMap) (float64, error) {
+	p, r, err := c.podAverage(samples, g, func(m *sampleMap) (float64, error) {
 		r, a := averageRatio(m, tv)
 		if first {
 			avg, first = a, false
