@@ -69,7 +69,12 @@ type process struct {
 // startBinary runs the real binary and waits until its health check says SERVING.
 func startBinary(t *testing.T, args ...string) *process {
 	t.Helper()
-	addr := freeAddr(t)
+	return startBinaryAt(t, freeAddr(t), args...)
+}
+
+// startBinaryAt is startBinary on a given address.
+func startBinaryAt(t *testing.T, addr string, args ...string) *process {
+	t.Helper()
 	args = append([]string{"--listen", addr, "--metrics-listen", ""}, args...)
 	cmd := exec.Command(binary, args...)
 	var stderr bytes.Buffer

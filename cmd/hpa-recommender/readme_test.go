@@ -1,0 +1,76 @@
+package main_test
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// example is one ```sh block of the README and what its output must contain.
+type example struct {
+	line   int
+	script string
+	expect string
+}
+
+func readmeExamples(t *testing.T, path string) []example {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []example
+	var cur *example
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		switch {
+		case cur != nil && line == "```":
+			out = append(out, *cur)
+			cur = nil
+		case cur != nil:
+			cur.script += line + "\n"
+		case line == "```sh":
+			cur = &example{line: n}
+		case strings.HasPrefix(line, "<!-- expect: ") && len(out) > 0:
+			out[len(out)-1].expect = strings.TrimSuffix(strings.TrimPrefix(line, "<!-- expect: "), " -->")
+		}
+	}
+	return out
+}
+
+// TestReadmeExamples runs every ```sh block of README.md, verbatim and in order, against the
+// real binary on the address the README uses (make run's), with bin/ (grpcurl) on PATH.
+func TestReadmeExamples(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	grpcurl := filepath.Join(root, "bin", "grpcurl")
+	if _, err := os.Stat(grpcurl); err != nil {
+		t.Fatalf("%s is missing: run `make bin/grpcurl` (make test does it first)", grpcurl)
+	}
+	examples := readmeExamples(t, filepath.Join(root, "README.md"))
+	if len(examples) < 4 {
+		t.Fatalf("found %d examples in README.md; the parser or the README is broken", len(examples))
+	}
+	p := startBinaryAt(t, "127.0.0.1:50051", "--store", "bolt", "--bolt-path", filepath.Join(t.TempDir(), "db"))
+	defer p.term(t)
+	for _, ex := range examples {
+		cmd := exec.Command("bash", "-euo", "pipefail", "-c", ex.script)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "PATH="+filepath.Join(root, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Errorf("README.md:%d failed: %v\n%s\n%s", ex.line, err, ex.script, out)
+			continue
+		}
+		if ex.expect != "" && !strings.Contains(string(out), ex.expect) {
+			t.Errorf("README.md:%d: output lacks %q:\n%s", ex.line, ex.expect, out)
+		}
+	}
+}
