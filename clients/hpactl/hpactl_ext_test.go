@@ -1,0 +1,562 @@
+package hpactl_test
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/testing/protocmp"
+
+	"github.com/hpa-recommender/hpa-recommender/clients/hpactl"
+	"github.com/hpa-recommender/hpa-recommender/clients/internal/local"
+	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
+	"github.com/hpa-recommender/hpa-recommender/server"
+	"github.com/hpa-recommender/hpa-recommender/store/memstore"
+)
+
+// fixedNow is the decision clock of the server and of --local in these tests, so both answer
+// the same.
+var fixedNow = time.Date(2026, 6, 1, 12, 0, 30, 0, time.UTC)
+
+// startServer runs a real hpa-recommender (in-memory store, fixed clock) on a loopback port.
+func startServer(t *testing.T) string {
+	t.Helper()
+	cfg := server.DefaultConfig()
+	cfg.Store = server.StoreMemory
+	cfg.MetricsListen = ""
+	srv, err := server.New(cfg, server.Deps{
+		Store:  memstore.New(),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Now:    func() time.Time { return fixedNow },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = srv.Serve(ctx, lis); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return lis.Addr().String()
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// run runs hpactl against addr (HPACTL_ADDR) with --local's clock fixed.
+func run(t *testing.T, addr string, args ...string) result {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	eng := local.New()
+	eng.Now = func() time.Time { return fixedNow }
+	app := &hpactl.App{
+		Stdout: &stdout, Stderr: &stderr, Local: eng,
+		Getenv: func(k string) string {
+			if k == hpactl.EnvAddr {
+				return addr
+			}
+			return ""
+		},
+	}
+	code := app.Run(t.Context(), args)
+	return result{code, stdout.String(), stderr.String()}
+}
+
+func mustOK(t *testing.T, r result) {
+	t.Helper()
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// squash collapses runs of spaces, so checks do not depend on table alignment.
+func squash(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const (
+	hpaYAML = "testdata/hpa.yaml"
+	obsJSON = "testdata/obs.json"
+	loadCSV = "testdata/load.csv"
+)
+
+func TestRecommendText(t *testing.T) {
+	addr := startServer(t)
+	r := run(t, addr, "recommend", "-f", hpaYAML, "--observations", obsJSON, "--cluster", "prod")
+	mustOK(t, r)
+	for _, want := range []string{
+		"Target:", "prod/shop/web",
+		"Desired replicas:  5 (current 3)",
+		"Scale:             yes",
+		"Recommendation id:",
+		"scale up 3 -> 5",
+		"AbleToScale", "ScalingActive", "ValidMetricFound", "ScalingLimited",
+		"90% 450m/pod", "60%", "1.500",
+	} {
+		if !strings.Contains(squash(r.stdout), squash(want)) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+func decodeRecommend(t *testing.T, s string) *pb.RecommendResponse {
+	t.Helper()
+	resp := &pb.RecommendResponse{}
+	if err := protojson.Unmarshal([]byte(s), resp); err != nil {
+		t.Fatalf("output is not a RecommendResponse: %v\n%s", err, s)
+	}
+	return resp
+}
+
+// TestRecommendLocalEqualsServer: --local answers what a server answers for a target it has
+// never seen, at the same clock.
+func TestRecommendLocalEqualsServer(t *testing.T) {
+	addr := startServer(t)
+	tests := []struct {
+		name string
+		hpa  string
+		obs  string
+	}{
+		{name: "example files", hpa: hpaYAML, obs: obsJSON},
+		{name: "bare-number quantities, pods metric, no behavior", hpa: writeFile(t, "hpa.yaml", podsHPA), obs: writeFile(t, "obs.json", podsObs)},
+		{name: "missing metric, unready pod", hpa: hpaYAML, obs: writeFile(t, "obs.json", unreadyObs)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			remote := run(t, addr, "recommend", "-f", tt.hpa, "--observations", tt.obs, "--dry-run", "-o", "json")
+			mustOK(t, remote)
+			loc := run(t, addr, "recommend", "-f", tt.hpa, "--observations", tt.obs, "--local", "-o", "json")
+			mustOK(t, loc)
+			got, want := decodeRecommend(t, loc.stdout), decodeRecommend(t, remote.stdout)
+			if diff := cmp.Diff(got, want, protocmp.Transform()); diff != "" {
+				t.Errorf("--local differs from the server (-local +server):\n%s", diff)
+			}
+		})
+	}
+}
+
+const podsHPA = `apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: queue-worker
+spec:
+  maxReplicas: 10
+  metrics:
+  - type: Pods
+    pods:
+      metric:
+        name: jobs_in_flight
+      target:
+        type: AverageValue
+        averageValue: 30
+`
+
+const podsObs = `{
+  "currentReplicas": 2,
+  "pods": [
+    {"name": "a", "phase": "Running", "ready": true, "startTime": "2026-06-01T10:00:00Z"},
+    {"name": "b", "phase": "Running", "ready": true, "startTime": "2026-06-01T10:00:00Z"}
+  ],
+  "metrics": [{"podValues": [{"pod": "a", "value": "75"}, {"pod": "b", "value": "45"}]}]
+}`
+
+const unreadyObs = `{
+  "currentReplicas": 2,
+  "pods": [
+    {"name": "a", "phase": "Running", "ready": true, "startTime": "2026-06-01T10:00:00Z",
+     "readyTransitionTime": "2026-06-01T10:00:30Z", "containers": [{"name": "app", "requests": {"cpu": "1"}}]},
+    {"name": "b", "phase": "Running", "ready": false, "startTime": "2026-06-01T11:59:00Z",
+     "readyTransitionTime": "2026-06-01T11:59:00Z", "containers": [{"name": "app", "requests": {"cpu": "1"}}]}
+  ],
+  "metrics": [{"podValues": [{"pod": "a", "value": "1200m", "timestamp": "2026-06-01T12:00:00Z"}]}]
+}`
+
+func TestPodsManifestBareNumbers(t *testing.T) {
+	r := run(t, "", "recommend", "-f", writeFile(t, "hpa.yaml", podsHPA), "--observations", writeFile(t, "obs.json", podsObs), "--local", "-o", "json")
+	mustOK(t, r)
+	// (75+45)/2 = 60 against 30 per pod: ratio 2, 4 replicas.
+	if got := decodeRecommend(t, r.stdout).GetDesiredReplicas(); got != 4 {
+		t.Errorf("desiredReplicas = %d, want 4", got)
+	}
+}
+
+func TestRecommendErrors(t *testing.T) {
+	addr := startServer(t)
+	badSpec := writeFile(t, "hpa.yaml", `apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web, namespace: shop}
+spec:
+  minReplicas: 5
+  maxReplicas: 3
+  metrics:
+  - type: Resource
+    resource:
+      name: cpu
+      target: {type: Utilization, averageUtilization: 0}
+`)
+	tests := []struct {
+		name       string
+		args       []string
+		wantStderr []string
+	}{
+		{name: "missing manifest", args: []string{"recommend", "-f", "testdata/nope.yaml", "--observations", obsJSON},
+			wantStderr: []string{"read manifest", "nope.yaml"}},
+		{name: "missing observations", args: []string{"recommend", "-f", hpaYAML, "--observations", "testdata/nope.json"},
+			wantStderr: []string{"read observations"}},
+		{name: "no flags", args: []string{"recommend"}, wantStderr: []string{"needs -f hpa.yaml and --observations"}},
+		{name: "unparsable manifest", args: []string{"recommend", "-f", writeFile(t, "bad.yaml", "spec: [unclosed"), "--observations", obsJSON},
+			wantStderr: []string{"parse manifest"}},
+		{name: "unknown manifest field", args: []string{"recommend", "-f", writeFile(t, "typo.yaml", "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nspec:\n  maxReplica: 3\n"), "--observations", obsJSON},
+			wantStderr: []string{"parse manifest", "maxReplica"}},
+		{name: "not an HPA", args: []string{"recommend", "-f", writeFile(t, "dep.yaml", "apiVersion: apps/v1\nkind: Deployment\n"), "--observations", obsJSON},
+			wantStderr: []string{"want apiVersion autoscaling/v2, kind HorizontalPodAutoscaler"}},
+		{name: "unparsable observations", args: []string{"recommend", "-f", hpaYAML, "--observations", writeFile(t, "o.json", `{"currentReplicas": "x"`)},
+			wantStderr: []string{"parse observations"}},
+		{name: "invalid spec from server", args: []string{"recommend", "-f", badSpec, "--observations", obsJSON},
+			wantStderr: []string{"InvalidArgument", "  spec.metrics[0].resource.target.averageUtilization: ", "  spec.maxReplicas: "}},
+		{name: "invalid spec locally", args: []string{"recommend", "-f", badSpec, "--observations", obsJSON, "--local"},
+			wantStderr: []string{"InvalidArgument", "  spec.metrics[0].resource.target.averageUtilization: ", "  spec.maxReplicas: "}},
+		{name: "bad pod quantity", args: []string{"recommend", "-f", hpaYAML, "--observations", writeFile(t, "o.json", `{"currentReplicas": 1, "pods": [{"name": "a", "phase": "Running", "requests": {"cpu": "lots"}}], "metrics": [{}]}`)},
+			wantStderr: []string{"InvalidArgument", "  pods[0].requests[cpu]: "}},
+		{name: "unknown command", args: []string{"frobnicate"}, wantStderr: []string{`unknown command "frobnicate"`}},
+		{name: "bad flag", args: []string{"recommend", "--bogus"}, wantStderr: []string{"flag provided but not defined: -bogus"}},
+		{name: "bad output", args: []string{"list", "--output", "yaml"}, wantStderr: []string{"must be text or json"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(t, addr, tt.args...)
+			if r.code != 1 {
+				t.Errorf("exit %d, want 1", r.code)
+			}
+			for _, want := range tt.wantStderr {
+				if !strings.Contains(r.stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+				}
+			}
+		})
+	}
+}
+
+// TestInvalidSpecSameLocally: the local engine reports the same field violations as the server.
+func TestInvalidSpecSameLocally(t *testing.T) {
+	addr := startServer(t)
+	bad := writeFile(t, "hpa.yaml", `apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web, namespace: shop}
+spec:
+  maxReplicas: 0
+  metrics:
+  - type: Pods
+    pods:
+      metric: {name: ""}
+      target: {type: Utilization}
+  behavior:
+    scaleUp:
+      stabilizationWindowSeconds: 4000
+      policies: [{type: Pods, value: 0, periodSeconds: 15}]
+`)
+	remote := run(t, addr, "recommend", "-f", bad, "--observations", obsJSON)
+	loc := run(t, addr, "recommend", "-f", bad, "--observations", obsJSON, "--local")
+	if remote.code != 1 || loc.code != 1 {
+		t.Fatalf("exit codes %d and %d, want 1", remote.code, loc.code)
+	}
+	if diff := cmp.Diff(loc.stderr, remote.stderr); diff != "" {
+		t.Errorf("stderr (-local +server):\n%s", diff)
+	}
+	if !strings.Contains(remote.stderr, "spec.behavior.scaleUp.stabilizationWindowSeconds") {
+		t.Errorf("stderr lacks the behavior violation:\n%s", remote.stderr)
+	}
+}
+
+func TestGetListDelete(t *testing.T) {
+	addr := startServer(t)
+	for _, target := range [][]string{
+		{"--cluster", "prod"},
+		{"--cluster", "prod", "--name", "api"},
+		{"--cluster", "prod", "--name", "cart", "--namespace", "checkout"},
+		{"--cluster", "staging"},
+	} {
+		mustOK(t, run(t, addr, append([]string{"recommend", "-f", hpaYAML, "--observations", obsJSON}, target...)...))
+	}
+
+	t.Run("get by manifest", func(t *testing.T) {
+		r := run(t, addr, "get", "-f", hpaYAML, "--cluster", "prod")
+		mustOK(t, r)
+		for _, want := range []string{"prod/shop/web", "Pending decisions:  1", "Last decision:", "Desired replicas:  5 (current 3)", "min 2, max 20, 1 metric(s)"} {
+			if !strings.Contains(squash(r.stdout), squash(want)) {
+				t.Errorf("output lacks %q:\n%s", want, r.stdout)
+			}
+		}
+	})
+	t.Run("get json by flags", func(t *testing.T) {
+		r := run(t, addr, "get", "--cluster", "prod", "--namespace", "checkout", "--name", "cart", "-o", "json")
+		mustOK(t, r)
+		resp := &pb.GetTargetResponse{}
+		if err := protojson.Unmarshal([]byte(r.stdout), resp); err != nil {
+			t.Fatal(err)
+		}
+		if got := resp.GetLastDecision().GetResponse().GetDesiredReplicas(); got != 5 {
+			t.Errorf("last decision desired = %d, want 5", got)
+		}
+	})
+	t.Run("get unknown", func(t *testing.T) {
+		r := run(t, addr, "get", "--cluster", "prod", "--namespace", "shop", "--name", "nope")
+		if r.code != 1 || !strings.Contains(r.stderr, "NotFound") {
+			t.Errorf("exit %d, stderr %q; want 1 and NotFound", r.code, r.stderr)
+		}
+	})
+	t.Run("get without a target", func(t *testing.T) {
+		r := run(t, addr, "get", "--namespace", "shop")
+		if r.code != 1 || !strings.Contains(r.stderr, "--name") {
+			t.Errorf("exit %d, stderr %q; want 1 naming --name", r.code, r.stderr)
+		}
+	})
+	t.Run("list all", func(t *testing.T) {
+		r := run(t, addr, "list")
+		mustOK(t, r)
+		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+		if len(lines) != 5 {
+			t.Errorf("got %d lines, want a header and 4 targets:\n%s", len(lines), r.stdout)
+		}
+	})
+	t.Run("list cluster json", func(t *testing.T) {
+		r := run(t, addr, "list", "--cluster", "prod", "-o", "json")
+		mustOK(t, r)
+		resp := &pb.ListTargetsResponse{}
+		if err := protojson.Unmarshal([]byte(r.stdout), resp); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, s := range resp.GetTargets() {
+			got = append(got, s.GetTarget().GetNamespace()+"/"+s.GetTarget().GetName())
+		}
+		if diff := cmp.Diff(got, []string{"checkout/cart", "shop/api", "shop/web"}); diff != "" {
+			t.Errorf("targets (-got +want):\n%s", diff)
+		}
+	})
+	t.Run("list limit pages", func(t *testing.T) {
+		// --limit 3 stops after 3 of the 4 targets.
+		r := run(t, addr, "list", "--limit", "3", "-o", "json")
+		mustOK(t, r)
+		resp := &pb.ListTargetsResponse{}
+		if err := protojson.Unmarshal([]byte(r.stdout), resp); err != nil {
+			t.Fatal(err)
+		}
+		if got := len(resp.GetTargets()); got != 3 {
+			t.Errorf("got %d targets, want 3", got)
+		}
+	})
+	t.Run("list namespace needs cluster", func(t *testing.T) {
+		r := run(t, addr, "list", "--namespace", "shop")
+		if r.code != 1 || !strings.Contains(r.stderr, "InvalidArgument") || !strings.Contains(r.stderr, "  cluster: ") {
+			t.Errorf("exit %d, stderr %q; want 1, InvalidArgument and the cluster field", r.code, r.stderr)
+		}
+	})
+	t.Run("delete", func(t *testing.T) {
+		r := run(t, addr, "delete", "-f", hpaYAML, "--cluster", "staging")
+		mustOK(t, r)
+		if want := "deleted staging/shop/web\n"; r.stdout != want {
+			t.Errorf("stdout = %q, want %q", r.stdout, want)
+		}
+		if r := run(t, addr, "get", "-f", hpaYAML, "--cluster", "staging"); r.code != 1 || !strings.Contains(r.stderr, "NotFound") {
+			t.Errorf("get after delete: exit %d, stderr %q", r.code, r.stderr)
+		}
+	})
+}
+
+func TestServerDown(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	lis.Close()
+	r := run(t, addr, "list", "--retries", "0", "--timeout", "2s")
+	if r.code != 1 || !strings.Contains(r.stderr, "Unavailable") {
+		t.Errorf("exit %d, stderr %q; want 1 and Unavailable", r.code, r.stderr)
+	}
+}
+
+func TestTokenNeedsTLSOffLoopback(t *testing.T) {
+	r := run(t, "", "list", "--addr", "recommender.example:50051", "--plaintext", "--token", "t")
+	if r.code != 1 || !strings.Contains(r.stderr, "needs TLS") {
+		t.Errorf("exit %d, stderr %q; want 1 and a TLS error", r.code, r.stderr)
+	}
+}
+
+func simulateJSON(t *testing.T, r result) *pb.SimulateResponse {
+	t.Helper()
+	mustOK(t, r)
+	resp := &pb.SimulateResponse{}
+	if err := protojson.Unmarshal([]byte(r.stdout), resp); err != nil {
+		t.Fatalf("output is not a SimulateResponse: %v", err)
+	}
+	return resp
+}
+
+func TestSimulateLocalEqualsServer(t *testing.T) {
+	addr := startServer(t)
+	args := []string{"simulate", "-f", hpaYAML, "--trace", loadCSV, "--request", "cpu=500m", "-o", "json"}
+	remote := simulateJSON(t, run(t, addr, args...))
+	loc := simulateJSON(t, run(t, addr, append(args, "--local")...))
+	if diff := cmp.Diff(loc, remote, protocmp.Transform()); diff != "" {
+		t.Errorf("--local differs from the server (-local +server):\n%s", diff)
+	}
+	if got := len(remote.GetSteps()); got != 81 {
+		t.Fatalf("got %d steps, want 81 (one per row)", got)
+	}
+	// The trace rises and falls: the replicas go up, then come down.
+	peak, last := int32(0), remote.GetSteps()[80].GetDesiredReplicas()
+	for _, s := range remote.GetSteps() {
+		peak = max(peak, s.GetDesiredReplicas())
+	}
+	if first := remote.GetSteps()[0].GetDesiredReplicas(); !(peak > first && peak > last) {
+		t.Errorf("desired replicas first %d, peak %d, last %d: want a rise and a fall", first, peak, last)
+	}
+}
+
+func TestSimulateTable(t *testing.T) {
+	trace := writeFile(t, "load.csv", "time,demand\n0,1\n15,1\n30,4\n45,4\n60,4\n")
+	r := run(t, "", "simulate", "-f", hpaYAML, "--trace", trace, "--local", "--startup", "20s")
+	mustOK(t, r)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 6 {
+		t.Fatalf("got %d lines, want a header and 5 rows:\n%s", len(lines), r.stdout)
+	}
+	// 2 pods of 1 cpu at 4 cores: 200% against 60%, a scale-up at 30s (policy: at most 4 more).
+	for i, want := range [][]string{
+		{"TIME", "DEMAND", "CURRENT", "DESIRED", "READY", "PER POD", "UTIL", "EXPLANATION"},
+		{"0s", "1", "2", "2", "2", "500m", "50%"},
+		{"15s", "1", "2", "2", "2", "500m", "50%"},
+		{"30s", "4", "2", "6", "2", "2", "200%", "scale up 2 -> 6"},
+		{"45s", "4", "6", "6", "2"}, // the new pods are not ready yet
+		{"1m0s", "4", "6", "", "6"}, // ready after 20s
+	} {
+		for _, w := range want {
+			if w != "" && !strings.Contains(lines[i], w) {
+				t.Errorf("line %d %q lacks %q", i, lines[i], w)
+			}
+		}
+	}
+}
+
+func TestSimulatePlot(t *testing.T) {
+	dir := t.TempDir()
+	pngPath, svgPath := filepath.Join(dir, "out.png"), filepath.Join(dir, "out.svg")
+	small := writeFile(t, "load.csv", "time,demand\n0,1\n15,2\n30,3\n45,2500m\n60,1\n")
+	mustOK(t, run(t, "", "simulate", "-f", hpaYAML, "--trace", small, "--local", "--plot", pngPath))
+	f, err := os.Open(pngPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("not a PNG: %v", err)
+	}
+	if b := img.Bounds(); b.Dx() < 400 || b.Dy() < 300 || b.Dx() > 4000 || b.Dy() > 4000 {
+		t.Errorf("PNG is %dx%d, want a sensible size", b.Dx(), b.Dy())
+	}
+
+	mustOK(t, run(t, "", "simulate", "-f", hpaYAML, "--trace", small, "--local", "--plot", svgPath))
+	b, err := os.ReadFile(svgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(b, []byte("<?xml")) && !bytes.HasPrefix(b, []byte("<svg")) {
+		t.Errorf("SVG starts with %q", b[:min(len(b), 20)])
+	}
+	if !bytes.Contains(b, []byte("</svg>")) {
+		t.Error("SVG is not closed")
+	}
+}
+
+func TestSimulateMetricKinds(t *testing.T) {
+	external := writeFile(t, "hpa.yaml", `apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: consumer, namespace: jobs}
+spec:
+  minReplicas: 1
+  maxReplicas: 30
+  metrics:
+  - type: External
+    external:
+      metric: {name: queue_depth}
+      target: {type: AverageValue, averageValue: 100}
+  - type: Resource
+    resource:
+      name: memory
+      target: {type: AverageValue, averageValue: 1Gi}
+`)
+	trace := writeFile(t, "load.csv", "time,demand\n2026-06-01T12:00:00Z,100\n2026-06-01T12:00:15Z,1000\n")
+	resp := simulateJSON(t, run(t, "", "simulate", "-f", external, "--trace", trace, "--local", "-o", "json"))
+	steps := resp.GetSteps()
+	if got := steps[1].GetDesiredReplicas(); got != 4 {
+		// 1000 / 100 per pod = 10 replicas, limited by the default scale-up rate to 4 from 1.
+		t.Errorf("step 1 desired = %d, want 4", got)
+	}
+	if got := steps[1].GetExplanation().GetMetrics()[1].GetError(); !strings.Contains(got, "not in trace") {
+		t.Errorf("second metric's error = %q, want it to say not in trace", got)
+	}
+}
+
+func TestSimulateErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		trace string
+		args  []string
+		want  string
+	}{
+		{name: "bad header", trace: "t,d\n0,1\n", want: `want time,demand`},
+		{name: "bad demand", trace: "time,demand\n0,lots\n", want: `line 2: demand "lots"`},
+		{name: "time goes back", trace: "time,demand\n15,1\n0,1\n", want: "line 3: time"},
+		{name: "no rows", trace: "time,demand\n", want: "no rows"},
+		{name: "bad plot extension", trace: "time,demand\n0,1\n", args: []string{"--plot", "out.jpg"}, want: ".png or .svg"},
+		{name: "bad request flag", trace: "time,demand\n0,1\n", args: []string{"--request", "cpu"}, want: "resource=quantity"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"simulate", "-f", hpaYAML, "--trace", writeFile(t, "load.csv", tt.trace), "--local"}, tt.args...)
+			r := run(t, "", args...)
+			if r.code != 1 || !strings.Contains(r.stderr, tt.want) {
+				t.Errorf("exit %d, stderr %q; want 1 and %q", r.code, r.stderr, tt.want)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	r := run(t, "", "help")
+	mustOK(t, r)
+	if !strings.Contains(r.stdout, "hpactl simulate") {
+		t.Errorf("help lacks the commands:\n%s", r.stdout)
+	}
+	if r := run(t, ""); r.code != 1 || !strings.Contains(r.stderr, "Usage:") {
+		t.Errorf("no args: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if r := run(t, "", "simulate", "-h"); r.code != 0 || !strings.Contains(r.stderr, "-startup") {
+		t.Errorf("simulate -h: exit %d, stderr %q", r.code, r.stderr)
+	}
+}

@@ -1,0 +1,79 @@
+package hpactl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"google.golang.org/protobuf/encoding/protojson"
+
+	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
+)
+
+func (a *App) recommend(ctx context.Context, args []string) error {
+	fs := a.newFlagSet("recommend")
+	var t targetFlags
+	registerTarget(fs, &t, true)
+	obsFile := fs.String("observations", "", "the currentReplicas, statusReplicas, pods and metrics of a RecommendRequest, in its JSON (protojson)")
+	dryRun := fs.Bool("dry-run", false, "compute the same answer and write nothing on the server")
+	useLocal := fs.Bool("local", false, "decide in process with the recommender package, without a server (first sight, nothing stored)")
+	out := registerOutput(fs)
+	conn := a.registerConn(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if t.file == "" || *obsFile == "" {
+		return errors.New("recommend needs -f hpa.yaml and --observations obs.json")
+	}
+	m, err := loadManifest(t.file)
+	if err != nil {
+		return err
+	}
+	ref, err := t.ref(m)
+	if err != nil {
+		return err
+	}
+	req, err := loadObservations(*obsFile)
+	if err != nil {
+		return err
+	}
+	req.Target, req.Spec, req.DryRun = ref, m.spec, *dryRun
+
+	var resp *pb.RecommendResponse
+	if *useLocal {
+		resp, err = a.Local.Recommend(ctx, req)
+	} else {
+		c, derr := conn.dial(fs)
+		if derr != nil {
+			return derr
+		}
+		defer c.Close()
+		resp, err = c.Recommend(ctx, req)
+	}
+	if err != nil {
+		return err
+	}
+	if *out == "json" {
+		return writeJSON(a.Stdout, resp)
+	}
+	writeDecision(a.Stdout, ref, m.spec, resp)
+	return nil
+}
+
+// loadObservations reads the observation part of a RecommendRequest. The target and spec come
+// from the command line and the manifest, so the file may not set them.
+func loadObservations(path string) (*pb.RecommendRequest, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read observations: %w", err)
+	}
+	req := &pb.RecommendRequest{}
+	if err := protojson.Unmarshal(b, req); err != nil {
+		return nil, fmt.Errorf("parse observations %s (the JSON of a RecommendRequest's currentReplicas, statusReplicas, pods and metrics): %w", path, err)
+	}
+	if req.Spec != nil || req.Target != nil {
+		return nil, fmt.Errorf("observations %s: set the spec and target with -f and the target flags, not in the file", path)
+	}
+	return req, nil
+}
