@@ -1,0 +1,12 @@
+// Package bench is the load generator behind cmd/hpa-bench: it drives Recommend (and
+// ReportScale for the decisions that scale) against a running hpa-recommender over gRPC,
+// closed-loop (a fixed number of concurrent callers) or open-loop (a fixed arrival rate, with
+// latency measured from each call's intended send time so a stalled server cannot hide its
+// stall: no coordinated omission), and compares every figure with a no-op baseline server
+// driven by the same generator over the same transport in the same run.
+//
+// It owns the payload model (targets with 20-ish pods, a CPU utilization and an External
+// metric, a behavior), latency recording and percentiles, and reading a server process's CPU
+// time and RSS from /proc. It imports the generated API and package recommender (for its
+// string constants) only; it never imports the server or a store.
+package bench

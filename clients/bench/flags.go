@@ -1,0 +1,89 @@
+package bench
+
+import (
+	"flag"
+	"strconv"
+	"strings"
+)
+
+// RegisterFlags binds every field but Progress to a flag of fs, with the current values as
+// defaults.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Addr, "addr", c.Addr, "service to load (empty: baseline only)")
+	fs.IntVar(&c.Conns, "conns", c.Conns, "gRPC connections shared by the callers")
+	fs.IntVar(&c.Targets, "targets", c.Targets, "distinct targets (bench-0 ... bench-<N-1>)")
+	fs.StringVar(&c.Cluster, "cluster", c.Cluster, "cluster of the targets")
+	fs.StringVar(&c.Namespace, "namespace", c.Namespace, "namespace of the targets")
+	fs.BoolVar(&c.Populate, "populate", c.Populate, "make one Recommend per target before measuring")
+	fs.IntVar(&c.PopulateConcurrency, "populate-concurrency", c.PopulateConcurrency, "callers populating")
+	ints(fs, &c.Concurrency, "concurrency", "closed-loop runs: comma-separated caller counts (empty: none)")
+	floats(fs, &c.Rates, "rate", "open-loop runs: comma-separated Recommend rates per second")
+	fs.IntVar(&c.MaxInflight, "max-inflight", c.MaxInflight, "most calls in flight in open loop")
+	fs.DurationVar(&c.Warmup, "warmup", c.Warmup, "unrecorded warm-up before each run")
+	fs.DurationVar(&c.Duration, "duration", c.Duration, "measured length of each run")
+	fs.IntVar(&c.Repeat, "repeat", c.Repeat, "repeats of each run (the summary gives medians)")
+	fs.BoolVar(&c.Baseline, "baseline", c.Baseline, "also drive an in-process no-op server and report ratios")
+	fs.IntVar(&c.ServerPID, "server-pid", c.ServerPID, "the service's pid, for its CPU and RSS (0: not reported)")
+	fs.StringVar(&c.StoreFile, "store-file", c.StoreFile, "the service's bbolt file, for its size per target")
+	fs.DurationVar(&c.CallTimeout, "call-timeout", c.CallTimeout, "deadline of each call")
+}
+
+type intList struct{ v *[]int }
+
+func (l intList) String() string {
+	if l.v == nil {
+		return ""
+	}
+	s := make([]string, len(*l.v))
+	for i, n := range *l.v {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
+}
+
+func (l intList) Set(s string) error {
+	*l.v = nil
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			return err
+		}
+		*l.v = append(*l.v, n)
+	}
+	return nil
+}
+
+func ints(fs *flag.FlagSet, v *[]int, name, usage string) { fs.Var(intList{v}, name, usage) }
+
+type floatList struct{ v *[]float64 }
+
+func (l floatList) String() string {
+	if l.v == nil {
+		return ""
+	}
+	s := make([]string, len(*l.v))
+	for i, f := range *l.v {
+		s[i] = strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return strings.Join(s, ",")
+}
+
+func (l floatList) Set(s string) error {
+	*l.v = nil
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		f, err := strconv.ParseFloat(p, 64)
+		if err != nil {
+			return err
+		}
+		*l.v = append(*l.v, f)
+	}
+	return nil
+}
+
+func floats(fs *flag.FlagSet, v *[]float64, name, usage string) { fs.Var(floatList{v}, name, usage) }

@@ -1,0 +1,150 @@
+package bench
+
+import (
+	"math"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
+	"github.com/hpa-recommender/hpa-recommender/recommender"
+)
+
+// Payload model constants: every target is a Deployment of nominally 20 pods requesting 500m
+// CPU, autoscaled on CPU utilization (60%) and an External queue-depth metric (30 per pod),
+// between 2 and 40 replicas, with a behavior.
+const (
+	initialReplicas = 20
+	minReplicas     = 2
+	maxReplicas     = 40
+	cpuRequestMilli = 500
+	cpuTargetPct    = 60
+	queuePerPod     = 30
+	// loadPeriod is how many calls one target's load cycle lasts: its CPU usage follows a
+	// sine of ±40% around what its initial 20 replicas serve at the target utilization, so a
+	// share of the decisions scale up and, once the scale-down window has passed, down.
+	loadPeriod = 24
+)
+
+// Workload makes the requests of N targets and remembers each target's replica count as a
+// controller would (a scale decision that was reported applied becomes the current count). It
+// is safe for concurrent use; two concurrent calls about one target are allowed (the server
+// serializes them), they just see the same replica count.
+type Workload struct {
+	cluster, namespace string
+	targets            []targetState
+	spec               *pb.HorizontalPodAutoscalerSpec
+	startTime          *timestamppb.Timestamp
+	window             *durationpb.Duration
+}
+
+type targetState struct {
+	replicas atomic.Int32
+	calls    atomic.Int64
+	_        [48]byte // keep neighbouring targets off one cache line
+}
+
+// NewWorkload returns the model of n targets named bench-<i> in namespace of cluster.
+func NewWorkload(cluster, namespace string, n int) *Workload {
+	w := &Workload{
+		cluster:   cluster,
+		namespace: namespace,
+		targets:   make([]targetState, n),
+		spec:      benchSpec(),
+		startTime: timestamppb.New(time.Now().Add(-time.Hour).Truncate(time.Second)),
+		window:    durationpb.New(30 * time.Second),
+	}
+	for i := range w.targets {
+		w.targets[i].replicas.Store(initialReplicas)
+	}
+	return w
+}
+
+// Targets is the number of targets.
+func (w *Workload) Targets() int { return len(w.targets) }
+
+func benchSpec() *pb.HorizontalPodAutoscalerSpec {
+	p := proto.Int32
+	return &pb.HorizontalPodAutoscalerSpec{
+		ScaleTargetRef: &pb.CrossVersionObjectReference{ApiVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+		MinReplicas:    p(minReplicas),
+		MaxReplicas:    maxReplicas,
+		Metrics: []*pb.MetricSpec{
+			{Type: recommender.MetricResource, Resource: &pb.ResourceMetricSource{
+				Name: "cpu", Target: &pb.MetricTarget{Type: recommender.TargetUtilization, AverageUtilization: p(cpuTargetPct)},
+			}},
+			{Type: recommender.MetricExternal, External: &pb.ExternalMetricSource{
+				Metric: &pb.MetricIdentifier{Name: "queue_messages_ready", Selector: &pb.LabelSelector{MatchLabels: map[string]string{"queue": "work"}}},
+				Target: &pb.MetricTarget{Type: recommender.TargetAverageValue, AverageValue: proto.String(strconv.Itoa(queuePerPod))},
+			}},
+		},
+		Behavior: &pb.HorizontalPodAutoscalerBehavior{
+			ScaleUp: &pb.HPAScalingRules{
+				StabilizationWindowSeconds: p(0),
+				SelectPolicy:               proto.String(recommender.SelectMax),
+				Policies: []*pb.HPAScalingPolicy{
+					{Type: recommender.PolicyPercent, Value: 100, PeriodSeconds: 15},
+					{Type: recommender.PolicyPods, Value: 4, PeriodSeconds: 15},
+				},
+			},
+			ScaleDown: &pb.HPAScalingRules{
+				StabilizationWindowSeconds: p(30),
+				Policies:                   []*pb.HPAScalingPolicy{{Type: recommender.PolicyPercent, Value: 20, PeriodSeconds: 15}},
+			},
+		},
+	}
+}
+
+// Ref returns target i's reference.
+func (w *Workload) Ref(i int) *pb.TargetRef {
+	return &pb.TargetRef{Cluster: w.cluster, Namespace: w.namespace, Name: "bench-" + strconv.Itoa(i)}
+}
+
+// Request builds the next Recommend request of target i at now: as many running, ready pods as
+// the target's current replica count, their CPU samples and the queue depth.
+func (w *Workload) Request(i int, now time.Time) *pb.RecommendRequest {
+	t := &w.targets[i]
+	replicas := t.replicas.Load()
+	k := t.calls.Add(1)
+	// Total CPU demand in millicores: the initial replicas at the target utilization, ±40%
+	// along the target's own phase of the cycle.
+	phase := 2 * math.Pi * (float64(k)/loadPeriod + float64(i%97)/97)
+	demand := float64(initialReplicas*cpuRequestMilli*cpuTargetPct/100) * (1 + 0.4*math.Sin(phase))
+	perPod := int64(demand / float64(replicas))
+	sampleTime := timestamppb.New(now.Add(-10 * time.Second).Truncate(time.Second))
+	ready := true
+	pods := make([]*pb.PodState, replicas)
+	samples := make([]*pb.PodMetricValue, replicas)
+	prefix := "bench-" + strconv.Itoa(i) + "-"
+	for j := range pods {
+		name := prefix + strconv.Itoa(j)
+		pods[j] = &pb.PodState{
+			Name: name, Phase: "Running", Ready: &ready,
+			ReadyTransitionTime: w.startTime, StartTime: w.startTime,
+			Containers: []*pb.ContainerState{{Name: "app", Requests: map[string]string{"cpu": "500m", "memory": "256Mi"}}},
+		}
+		// ±5% spread between pods.
+		v := perPod + perPod*int64(j%11-5)/100
+		samples[j] = &pb.PodMetricValue{Pod: name, Value: strconv.FormatInt(v, 10) + "m", Timestamp: sampleTime, Window: w.window}
+	}
+	queue := int64(demand / float64(cpuRequestMilli*cpuTargetPct/100) * queuePerPod * 0.7)
+	return &pb.RecommendRequest{
+		Target:          w.Ref(i),
+		Spec:            w.spec,
+		CurrentReplicas: replicas,
+		Pods:            pods,
+		Metrics: []*pb.MetricObservation{
+			{PodValues: samples},
+			{Values: []string{strconv.FormatInt(queue, 10)}},
+		},
+	}
+}
+
+// Applied records that target i now runs replicas (its scale write succeeded).
+func (w *Workload) Applied(i int, replicas int32) {
+	w.targets[i].replicas.Store(max(replicas, 1))
+}

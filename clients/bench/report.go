@@ -1,0 +1,174 @@
+package bench
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"text/tabwriter"
+	"time"
+)
+
+// Row is the median of the repeats of one configuration against one server, with the
+// service's figures over the baseline's when both ran.
+type Row struct {
+	Server      string        `json:"server"`
+	Mode        string        `json:"mode"`
+	Concurrency int           `json:"concurrency,omitempty"`
+	Rate        float64       `json:"rate,omitempty"`
+	Repeats     int           `json:"repeats"`
+	Throughput  float64       `json:"throughput"`
+	P50         time.Duration `json:"p50_ns"`
+	P90         time.Duration `json:"p90_ns"`
+	P99         time.Duration `json:"p99_ns"`
+	Max         time.Duration `json:"max_ns"`
+	Errors      int           `json:"errors"` // summed over repeats
+	ScaledPct   float64       `json:"scaled_pct"`
+	ServerCores float64       `json:"server_cores,omitempty"`
+	ServerCPU   time.Duration `json:"server_cpu_per_call_ns,omitempty"`
+	ServerRSS   int64         `json:"server_rss_bytes,omitempty"`
+	ClientCores float64       `json:"client_cores"`
+	// Ratios (service over baseline of the same configuration); zero on baseline rows.
+	ThroughputRatio float64 `json:"throughput_ratio,omitempty"`
+	P50Ratio        float64 `json:"p50_ratio,omitempty"`
+	P99Ratio        float64 `json:"p99_ratio,omitempty"`
+}
+
+func median[T cmp.Ordered](v []T) T {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s) == 0 {
+		var zero T
+		return zero
+	}
+	return s[len(s)/2]
+}
+
+func summarize(runs []Result) []Row {
+	type key struct {
+		server, mode string
+		conc         int
+		rate         float64
+	}
+	var order []key
+	groups := map[key][]Result{}
+	for _, r := range runs {
+		k := key{r.Server, r.Mode, r.Concurrency, r.Rate}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	var rows []Row
+	for _, k := range order {
+		g := groups[k]
+		pick := func(f func(Result) float64) float64 {
+			v := make([]float64, len(g))
+			for i, r := range g {
+				v[i] = f(r)
+			}
+			return median(v)
+		}
+		dur := func(f func(Result) time.Duration) time.Duration {
+			return time.Duration(pick(func(r Result) float64 { return float64(f(r)) }))
+		}
+		row := Row{
+			Server: k.server, Mode: k.mode, Concurrency: k.conc, Rate: k.rate, Repeats: len(g),
+			Throughput:  pick(func(r Result) float64 { return r.Throughput }),
+			P50:         dur(func(r Result) time.Duration { return r.Recommend.P50 }),
+			P90:         dur(func(r Result) time.Duration { return r.Recommend.P90 }),
+			P99:         dur(func(r Result) time.Duration { return r.Recommend.P99 }),
+			Max:         dur(func(r Result) time.Duration { return r.Recommend.Max }),
+			ClientCores: pick(func(r Result) float64 { return r.Client.Cores }),
+			ScaledPct: pick(func(r Result) float64 {
+				return 100 * float64(r.Scaled) / float64(max(r.Recommend.Count, 1))
+			}),
+		}
+		for _, r := range g {
+			row.Errors += r.Recommend.Errors + r.ReportScale.Errors
+		}
+		if g[0].ServerUsage != nil {
+			row.ServerCores = pick(func(r Result) float64 { return r.ServerUsage.Cores })
+			row.ServerCPU = dur(func(r Result) time.Duration { return r.ServerUsage.CPUPerCall })
+			row.ServerRSS = int64(pick(func(r Result) float64 { return float64(r.ServerUsage.RSS) }))
+		}
+		rows = append(rows, row)
+	}
+	for i := range rows {
+		r := &rows[i]
+		if r.Server != "service" {
+			continue
+		}
+		for _, b := range rows {
+			if b.Server == "baseline" && b.Mode == r.Mode && b.Concurrency == r.Concurrency && b.Rate == r.Rate {
+				r.ThroughputRatio = ratio(r.Throughput, b.Throughput)
+				r.P50Ratio = ratio(float64(r.P50), float64(b.P50))
+				r.P99Ratio = ratio(float64(r.P99), float64(b.P99))
+			}
+		}
+	}
+	return rows
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+func param(r *Result) string {
+	if r.Mode == "open" {
+		return "rate=" + strconv.FormatFloat(r.Rate, 'f', -1, 64)
+	}
+	return "c=" + strconv.Itoa(r.Concurrency)
+}
+
+func ms(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 2, 64) + "ms" }
+
+// WriteJSON writes the report as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteTable writes the summary as an aligned text table (Markdown-compatible).
+func (r *Report) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.Debug)
+	fmt.Fprintf(w, "targets %d, %d conn(s), warm-up %s, %s per run, %d repeat(s) (medians); load average %s -> %s\n",
+		r.Config.Targets, r.Config.Conns, r.Config.Warmup, r.Config.Duration, r.Config.Repeat, r.LoadAvg, r.LoadAvgAt)
+	if p := r.Populated; p != nil {
+		fmt.Fprintf(w, "populate: %d targets in %s (%d errors)", p.Targets, p.Elapsed.Round(time.Millisecond), p.Errors)
+		if p.RSSEnd > 0 {
+			fmt.Fprintf(w, "; server RSS %.1f -> %.1f MiB (%.0f B/target)", mib(p.RSSStart), mib(p.RSSEnd), p.RSSPerTarget)
+		}
+		if p.FileBytes > 0 {
+			fmt.Fprintf(w, "; store file %.1f MiB (%.0f B/target)", mib(p.FileBytes), p.FilePerTgt)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(tw, "server\tload\trecommend/s\tp50\tp90\tp99\tmax\terrors\tscaled\tsrv cores\tsrv cpu/call\tsrv RSS\tgen cores\tx base rps\tx base p99\t")
+	for _, row := range r.Summary {
+		load := "c=" + strconv.Itoa(row.Concurrency)
+		if row.Mode == "open" {
+			load = "rate=" + strconv.FormatFloat(row.Rate, 'f', -1, 64)
+		}
+		srv := [3]string{"-", "-", "-"}
+		if row.ServerRSS > 0 {
+			srv = [3]string{fmt.Sprintf("%.2f", row.ServerCores), fmt.Sprintf("%.0fµs", float64(row.ServerCPU)/1e3), fmt.Sprintf("%.0fMiB", mib(row.ServerRSS))}
+		}
+		rat := [2]string{"", ""}
+		if row.ThroughputRatio > 0 {
+			rat = [2]string{fmt.Sprintf("%.2f", row.ThroughputRatio), fmt.Sprintf("%.2f", row.P99Ratio)}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%d\t%.1f%%\t%s\t%s\t%s\t%.2f\t%s\t%s\t\n",
+			row.Server, load, row.Throughput, ms(row.P50), ms(row.P90), ms(row.P99), ms(row.Max), row.Errors, row.ScaledPct,
+			srv[0], srv[1], srv[2], row.ClientCores, rat[0], rat[1])
+	}
+	return tw.Flush()
+}
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }

@@ -1,0 +1,399 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
+)
+
+// Config is one benchmark run. DefaultConfig gives every default.
+type Config struct {
+	// Addr is the service to load (default 127.0.0.1:50051). Empty runs the baseline only.
+	Addr string
+	// Conns is the number of gRPC connections the callers share (default 1).
+	Conns int
+	// Targets is how many distinct targets the load spreads over (default 1000).
+	Targets int
+	// Cluster and Namespace name the targets (default "bench"/"bench"): bench-0 ... bench-<N-1>.
+	Cluster, Namespace string
+	// Populate makes one Recommend per target before measuring (default true), so the store
+	// holds Targets records.
+	Populate bool
+	// PopulateConcurrency is the callers populating (default 64).
+	PopulateConcurrency int
+	// Concurrency lists the closed-loop runs: that many callers back to back (default 64).
+	Concurrency []int
+	// Rates lists the open-loop runs, in Recommend calls per second (default none).
+	Rates []float64
+	// MaxInflight bounds the calls in flight in open loop (default 512).
+	MaxInflight int
+	// Warmup precedes each measured run, unrecorded (default 2s).
+	Warmup time.Duration
+	// Duration is each measured run (default 10s).
+	Duration time.Duration
+	// Repeat runs each configuration that many times, alternating baseline and service
+	// (default 3); the summary gives medians.
+	Repeat int
+	// Baseline also drives an in-process no-op server (default false).
+	Baseline bool
+	// ServerPID is the service's process, for its CPU time and RSS (0: not reported).
+	ServerPID int
+	// StoreFile is the service's bbolt file, for its size per target ("": not reported).
+	StoreFile string
+	// CallTimeout bounds each call (default 10s).
+	CallTimeout time.Duration
+	// Progress receives a line per run (nil: silent).
+	Progress io.Writer
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{
+		Addr: "127.0.0.1:50051", Conns: 1, Targets: 1000, Cluster: "bench", Namespace: "bench",
+		Populate: true, PopulateConcurrency: 64, Concurrency: []int{64}, MaxInflight: 512,
+		Warmup: 2 * time.Second, Duration: 10 * time.Second, Repeat: 3,
+		CallTimeout: 10 * time.Second,
+	}
+}
+
+// Validate reports inconsistent settings.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Addr == "" && !c.Baseline {
+		errs = append(errs, errors.New("nothing to measure: set --addr or --baseline"))
+	}
+	if c.Conns < 1 || c.Targets < 1 || c.PopulateConcurrency < 1 || c.MaxInflight < 1 || c.Repeat < 1 {
+		errs = append(errs, errors.New("--conns, --targets, --populate-concurrency, --max-inflight and --repeat must be positive"))
+	}
+	if len(c.Concurrency) == 0 && len(c.Rates) == 0 {
+		errs = append(errs, errors.New("no run: give --concurrency or --rate"))
+	}
+	for _, n := range c.Concurrency {
+		if n < 1 {
+			errs = append(errs, fmt.Errorf("--concurrency %d must be positive", n))
+		}
+	}
+	for _, r := range c.Rates {
+		if r <= 0 {
+			errs = append(errs, fmt.Errorf("--rate %g must be positive", r))
+		}
+	}
+	if c.Duration <= 0 || c.Warmup < 0 || c.CallTimeout <= 0 {
+		errs = append(errs, errors.New("--duration and --call-timeout must be positive, --warmup not negative"))
+	}
+	return errors.Join(errs...)
+}
+
+// Result is one measured run against one server.
+type Result struct {
+	Server      string        `json:"server"` // "service" or "baseline"
+	Mode        string        `json:"mode"`   // "closed" or "open"
+	Concurrency int           `json:"concurrency,omitempty"`
+	Rate        float64       `json:"rate,omitempty"`
+	Repeat      int           `json:"repeat"`
+	Elapsed     time.Duration `json:"elapsed_ns"`
+	// Throughput is successful Recommends per second.
+	Throughput  float64 `json:"throughput"`
+	Recommend   Latency `json:"recommend"`
+	ReportScale Latency `json:"report_scale"`
+	Scaled      int     `json:"scaled"`
+	// ServerUsage is the service process's (nil for the baseline or without a pid); Client
+	// is this process's (for the baseline it includes the in-process server).
+	ServerUsage *Usage `json:"server_usage,omitempty"`
+	Client      Usage  `json:"client_usage"`
+}
+
+// Populated describes the pre-population and the memory it cost.
+type Populated struct {
+	Targets  int           `json:"targets"`
+	Elapsed  time.Duration `json:"elapsed_ns"`
+	Errors   int           `json:"errors"`
+	RSSStart int64         `json:"rss_before_bytes,omitempty"`
+	RSSEnd   int64         `json:"rss_after_bytes,omitempty"`
+	// RSSPerTarget is (RSSEnd-RSSStart)/Targets: meaningful on a fresh server only.
+	RSSPerTarget float64 `json:"rss_per_target_bytes,omitempty"`
+	FileBytes    int64   `json:"file_bytes,omitempty"`
+	FilePerTgt   float64 `json:"file_per_target_bytes,omitempty"`
+}
+
+// Report is everything one run of the tool measured.
+type Report struct {
+	Config    Config     `json:"config"`
+	Started   time.Time  `json:"started"`
+	LoadAvg   string     `json:"loadavg_start"`
+	LoadAvgAt string     `json:"loadavg_end"`
+	Populated *Populated `json:"populated,omitempty"`
+	Runs      []Result   `json:"runs"`
+	Summary   []Row      `json:"summary"`
+}
+
+// Run measures per cfg and returns the report.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	rep := &Report{Config: cfg, Started: time.Now(), LoadAvg: loadAvg()}
+	wl := NewWorkload(cfg.Cluster, cfg.Namespace, cfg.Targets)
+
+	type target struct {
+		name    string
+		clients []pb.RecommenderServiceClient
+		pid     int
+	}
+	var targets []target
+	if cfg.Baseline {
+		noop, err := StartNoop()
+		if err != nil {
+			return nil, fmt.Errorf("start baseline: %w", err)
+		}
+		defer noop.Stop()
+		cl, closeAll, err := dial(noop.Addr(), cfg.Conns)
+		if err != nil {
+			return nil, err
+		}
+		defer closeAll()
+		targets = append(targets, target{name: "baseline", clients: cl})
+	}
+	if cfg.Addr != "" {
+		cl, closeAll, err := dial(cfg.Addr, cfg.Conns)
+		if err != nil {
+			return nil, err
+		}
+		defer closeAll()
+		svc := target{name: "service", clients: cl, pid: cfg.ServerPID}
+		targets = append(targets, svc)
+		if cfg.Populate {
+			p, err := populate(ctx, cfg, wl, svc.clients, svc.pid)
+			if err != nil {
+				return nil, err
+			}
+			rep.Populated = p
+			cfg.progress("populated %d targets in %s (%d errors)", p.Targets, p.Elapsed.Round(time.Millisecond), p.Errors)
+		}
+	}
+
+	type run struct {
+		mode string
+		conc int
+		rate float64
+	}
+	var runs []run
+	for _, c := range cfg.Concurrency {
+		runs = append(runs, run{mode: "closed", conc: c})
+	}
+	for _, r := range cfg.Rates {
+		runs = append(runs, run{mode: "open", rate: r})
+	}
+	for _, r := range runs {
+		for i := range cfg.Repeat {
+			for _, t := range targets {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+				res, err := measure(ctx, cfg, wl, t.clients, t.pid, r.mode, r.conc, r.rate)
+				if err != nil {
+					return nil, err
+				}
+				res.Server, res.Repeat = t.name, i
+				rep.Runs = append(rep.Runs, res)
+				cfg.progress("%-8s %-6s %s rep %d: %.0f/s p50 %s p99 %s max %s errors %d scaled %d",
+					t.name, r.mode, param(&res), i, res.Throughput, ms(res.Recommend.P50), ms(res.Recommend.P99),
+					ms(res.Recommend.Max), res.Recommend.Errors, res.Scaled)
+			}
+		}
+	}
+	rep.LoadAvgAt = loadAvg()
+	rep.Summary = summarize(rep.Runs)
+	return rep, nil
+}
+
+func (c *Config) progress(format string, args ...any) {
+	if c.Progress != nil {
+		fmt.Fprintf(c.Progress, format+"\n", args...)
+	}
+}
+
+func dial(addr string, n int) ([]pb.RecommenderServiceClient, func(), error) {
+	var conns []*grpc.ClientConn
+	closeAll := func() {
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	}
+	var out []pb.RecommenderServiceClient
+	for range n {
+		cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("dial %s: %w", addr, err)
+		}
+		conns = append(conns, cc)
+		out = append(out, pb.NewRecommenderServiceClient(cc))
+	}
+	return out, closeAll, nil
+}
+
+// caller returns the unit of work: the next target's Recommend and, when it asks for a scale,
+// the ReportScale a controller would send after a successful scale write.
+func caller(cfg Config, wl *Workload, clients []pb.RecommenderServiceClient, next *atomic.Int64) callFunc {
+	return func(ctx context.Context, worker int, st *stats, start time.Time, record bool) {
+		cl := clients[worker%len(clients)]
+		i := int((next.Add(1) - 1) % int64(wl.Targets()))
+		req := wl.Request(i, time.Now())
+		ctx, cancel := context.WithTimeout(ctx, cfg.CallTimeout)
+		defer cancel()
+		resp, err := cl.Recommend(ctx, req)
+		lat := time.Since(start)
+		if err != nil {
+			if record {
+				st.recommend.Error()
+			}
+			return
+		}
+		if record {
+			st.recommend.Record(lat)
+		}
+		if !resp.GetScale() || resp.GetRecommendationId() == "" {
+			return
+		}
+		if record {
+			st.scaled++
+		}
+		t := time.Now()
+		_, err = cl.ReportScale(ctx, &pb.ReportScaleRequest{Target: req.Target, RecommendationId: resp.GetRecommendationId(), Succeeded: true})
+		if err != nil {
+			if record {
+				st.report.Error()
+			}
+			return
+		}
+		if record {
+			st.report.Record(time.Since(t))
+		}
+		wl.Applied(i, resp.GetDesiredReplicas())
+	}
+}
+
+func populate(ctx context.Context, cfg Config, wl *Workload, clients []pb.RecommenderServiceClient, pid int) (*Populated, error) {
+	p := &Populated{Targets: wl.Targets()}
+	var before ProcSample
+	if pid > 0 {
+		var err error
+		if before, err = ReadProc(pid); err != nil {
+			return nil, err
+		}
+		p.RSSStart = before.RSS
+	}
+	var next atomic.Int64
+	call := caller(cfg, wl, clients, &next)
+	var errs atomic.Int64
+	done := make(chan struct{})
+	workers := min(cfg.PopulateConcurrency, wl.Targets())
+	var claimed atomic.Int64
+	t0 := time.Now()
+	for w := range workers {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			var st stats
+			for claimed.Add(1) <= int64(wl.Targets()) && ctx.Err() == nil {
+				call(ctx, w, &st, time.Now(), true)
+			}
+			errs.Add(int64(st.recommend.errors + st.report.errors))
+		}()
+	}
+	for range workers {
+		<-done
+	}
+	p.Elapsed = time.Since(t0)
+	p.Errors = int(errs.Load())
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if p.Errors == p.Targets {
+		return nil, fmt.Errorf("populate: every Recommend failed; is the service at %s?", cfg.Addr)
+	}
+	if pid > 0 {
+		// Let the runtime's background work settle before reading RSS.
+		time.Sleep(500 * time.Millisecond)
+		after, err := ReadProc(pid)
+		if err != nil {
+			return nil, err
+		}
+		p.RSSEnd = after.RSS
+		p.RSSPerTarget = float64(p.RSSEnd-p.RSSStart) / float64(p.Targets)
+	}
+	if cfg.StoreFile != "" {
+		fi, err := os.Stat(cfg.StoreFile)
+		if err != nil {
+			return nil, fmt.Errorf("store file: %w", err)
+		}
+		p.FileBytes = fi.Size()
+		p.FilePerTgt = float64(fi.Size()) / float64(p.Targets)
+	}
+	return p, nil
+}
+
+func measure(ctx context.Context, cfg Config, wl *Workload, clients []pb.RecommenderServiceClient, pid int, mode string, conc int, rate float64) (Result, error) {
+	res := Result{Mode: mode, Concurrency: conc, Rate: rate}
+	var next atomic.Int64
+	call := caller(cfg, wl, clients, &next)
+	// The warm-up is part of the run, so samples bracket it: usage covers warm-up too, which
+	// runs at the same load.
+	var srvBefore ProcSample
+	var err error
+	if pid > 0 {
+		if srvBefore, err = ReadProc(pid); err != nil {
+			return res, err
+		}
+	}
+	cliBefore, err := ReadProc(0)
+	if err != nil {
+		return res, err
+	}
+	var st *stats
+	if mode == "open" {
+		st, res.Elapsed = openLoop(ctx, rate, cfg.MaxInflight, cfg.Warmup, cfg.Duration, call)
+	} else {
+		st, res.Elapsed = closedLoop(ctx, conc, cfg.Warmup, cfg.Duration, call)
+	}
+	cliAfter, err := ReadProc(0)
+	if err != nil {
+		return res, err
+	}
+	res.Recommend = st.recommend.Summary()
+	res.ReportScale = st.report.Summary()
+	res.Scaled = st.scaled
+	calls := int(float64(res.Recommend.Count) * float64(cliAfter.At.Sub(cliBefore.At)) / float64(res.Elapsed))
+	res.Client = usage(cliBefore, cliAfter, calls)
+	if pid > 0 {
+		srvAfter, err := ReadProc(pid)
+		if err != nil {
+			return res, err
+		}
+		u := usage(srvBefore, srvAfter, calls)
+		res.ServerUsage = &u
+	}
+	if res.Elapsed > 0 {
+		res.Throughput = float64(res.Recommend.Count) / res.Elapsed.Seconds()
+	}
+	return res, nil
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	return strings.Join(f[:min(3, len(f))], " ")
+}

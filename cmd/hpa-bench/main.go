@@ -1,0 +1,50 @@
+// Command hpa-bench loads a running hpa-recommender with Recommend (and ReportScale for the
+// decisions that scale) and reports throughput, latency percentiles, errors, and the server's
+// CPU and RSS; with --baseline it drives an in-process no-op server the same way and reports
+// every figure as a ratio too. See clients/bench and docs/PERFORMANCE.md.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/hpa-recommender/hpa-recommender/clients/bench"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "hpa-bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	cfg := bench.DefaultConfig()
+	fs := flag.NewFlagSet("hpa-bench", flag.ContinueOnError)
+	cfg.RegisterFlags(fs)
+	asJSON := fs.Bool("json", false, "write the full report as JSON instead of the table")
+	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if !*quiet {
+		cfg.Progress = os.Stderr
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := bench.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return rep.WriteJSON(os.Stdout)
+	}
+	return rep.WriteTable(os.Stdout)
+}
