@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -63,7 +64,25 @@ func freeAddr(t *testing.T) string {
 type process struct {
 	cmd    *exec.Cmd
 	addr   string
-	stderr *bytes.Buffer
+	stderr *syncBuffer
+}
+
+// syncBuffer collects a child's output while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // startBinary runs the real binary and waits until its health check says SERVING.
@@ -77,7 +96,7 @@ func startBinaryAt(t *testing.T, addr string, args ...string) *process {
 	t.Helper()
 	args = append([]string{"--listen", addr, "--metrics-listen", ""}, args...)
 	cmd := exec.Command(binary, args...)
-	var stderr bytes.Buffer
+	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -368,7 +387,7 @@ func TestFlagWinsOverEnvironment(t *testing.T) {
 	addr := freeAddr(t)
 	cmd := exec.Command(binary, "--store", "memory", "--metrics-listen", "", "--listen", addr)
 	cmd.Env = append(os.Environ(), "HPA_RECOMMENDER_LISTEN=127.0.0.1:1", "HPA_RECOMMENDER_STORE=bolt")
-	var stderr bytes.Buffer
+	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
