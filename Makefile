@@ -67,6 +67,16 @@ conformance: bin/grpcurl bin/hpa-recommender ## Run shared/conformance (seed cas
 	PATH="$(BIN):$$PATH" python3 $(SHARED)/conformance/run.py $(CONFORMANCE_ADDR); \
 	PATH="$(BIN):$$PATH" python3 $(SHARED)/conformance/run.py $(CONFORMANCE_ADDR) --golden $(SHARED)/conformance/upstream-scenarios.jsonl.gz
 
+FUZZTIME ?= 10s
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for FUZZTIME each (CI runs a short pass)
+	$(GO) test -run '^$$' -fuzz '^FuzzDecide$$' -fuzztime $(FUZZTIME) ./recommender
+	$(GO) test -run '^$$' -fuzz '^FuzzSimulatePolicyLimit$$' -fuzztime $(FUZZTIME) ./recommender
+	$(GO) test -run '^$$' -fuzz '^FuzzValidateSpec$$' -fuzztime $(FUZZTIME) ./recommender
+	$(GO) test -run '^$$' -fuzz '^FuzzSimulationFromProto$$' -fuzztime $(FUZZTIME) ./server
+	$(GO) test -run '^$$' -fuzz '^FuzzKeyEncoding$$' -fuzztime $(FUZZTIME) ./store/internal/codec
+
 .PHONY: bin/hpa-recommender
 bin/hpa-recommender: ## Build the service into bin/
 	$(GO) build -o $(BIN)/hpa-recommender ./cmd/hpa-recommender
