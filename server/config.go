@@ -155,7 +155,9 @@ func (c *Config) Validate() error {
 		}
 	case StoreMemory:
 	case StoreEtcd:
-		errs = append(errs, errors.New("--store=etcd is not available in this build yet; use bolt or memory"))
+		if len(c.EtcdEndpoints) == 0 {
+			errs = append(errs, errors.New("--etcd-endpoints must be set with --store=etcd"))
+		}
 	default:
 		errs = append(errs, fmt.Errorf("--store must be bolt, memory or etcd, not %q", c.Store))
 	}

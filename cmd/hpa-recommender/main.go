@@ -14,6 +14,7 @@ import (
 	"github.com/hpa-recommender/hpa-recommender/server"
 	"github.com/hpa-recommender/hpa-recommender/store"
 	"github.com/hpa-recommender/hpa-recommender/store/boltstore"
+	"github.com/hpa-recommender/hpa-recommender/store/etcdstore"
 	"github.com/hpa-recommender/hpa-recommender/store/memstore"
 )
 
@@ -51,6 +52,12 @@ func run(args []string) error {
 	case server.StoreMemory:
 		st = memstore.New()
 		log.Warn("using the in-memory store: history is lost when the process stops")
+	case server.StoreEtcd:
+		e, err := etcdstore.New(context.Background(), etcdstore.Config{Endpoints: cfg.EtcdEndpoints, Prefix: cfg.EtcdPrefix})
+		if err != nil {
+			return err
+		}
+		st = e
 	default:
 		b, err := boltstore.Open(cfg.BoltPath, boltstore.Options{})
 		if err != nil {

@@ -1,0 +1,94 @@
+package etcdstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// The key layout under Config.Prefix (normalized to end with "/"), version 1:
+//
+//	<prefix>meta/schema_version   -> decimal ASCII, "1"
+//	<prefix>targets/<codec key>   -> codec record (JSON, its own record version; no revision,
+//	                                 Target.Revision is the key's etcd ModRevision)
+//
+// codec.EncodeKey keeps (cluster, namespace, name) order in byte order, so a range read over
+// targets/ lists in order and a cluster or namespace filter is a key prefix.
+//
+// Bump SchemaVersion when an older binary could no longer read what this one writes, and
+// teach checkSchema to upgrade older layouts.
+const SchemaVersion = 1
+
+const (
+	schemaVersionKey = "meta/schema_version"
+	targetsDir       = "targets/"
+)
+
+// ErrUnsupportedSchema is returned by New for a prefix whose layout this binary cannot use:
+// written by a newer binary, or holding keys that are not an hpa-recommender store.
+var ErrUnsupportedSchema = errors.New("unsupported etcd store schema")
+
+// keys holds the absolute keys of one store.
+type keys struct {
+	prefix  string // ends with "/"
+	version string
+	targets string // ends with "/"
+}
+
+func newKeys(prefix string) keys {
+	return keys{prefix: prefix, version: prefix + schemaVersionKey, targets: prefix + targetsDir}
+}
+
+func (k keys) target(encoded []byte) string { return k.targets + string(encoded) }
+
+// checkSchema writes the schema version under an empty prefix, or checks the one found. Several
+// replicas may start at once: each step is a Txn conditional on the version being absent, so
+// whoever loses the race reads what the winner wrote (and never mistakes the winner's keys
+// for someone else's).
+func (s *Store) checkSchema(ctx context.Context) error {
+	absent := clientv3.Compare(clientv3.CreateRevision(s.keys.version), "=", 0)
+	probe, err := s.kv.Txn(ctx).
+		If(absent).
+		Then(clientv3.OpGet(s.keys.prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())).
+		Else(clientv3.OpGet(s.keys.version)).
+		Commit()
+	if err != nil {
+		return err
+	}
+	get := probe.Responses[0].GetResponseRange()
+	if probe.Succeeded {
+		// No version: refuse to adopt a prefix that already holds someone else's keys.
+		if get.Count > 0 {
+			return fmt.Errorf("prefix %q holds %d keys but no %q, it is not an hpa-recommender store: %w",
+				s.keys.prefix, get.Count, schemaVersionKey, ErrUnsupportedSchema)
+		}
+		create, err := s.kv.Txn(ctx).
+			If(absent).
+			Then(clientv3.OpPut(s.keys.version, strconv.Itoa(SchemaVersion))).
+			Else(clientv3.OpGet(s.keys.version)).
+			Commit()
+		if err != nil {
+			return err
+		}
+		if create.Succeeded {
+			return nil
+		}
+		get = create.Responses[0].GetResponseRange()
+	}
+	if len(get.Kvs) == 0 {
+		return fmt.Errorf("schema version %q vanished while opening: %w", s.keys.version, ErrUnsupportedSchema)
+	}
+	raw := get.Kvs[0].Value
+	v, err := strconv.Atoi(string(raw))
+	switch {
+	case err != nil || v < 1:
+		return fmt.Errorf("corrupt schema version %q at %q: %w", raw, s.keys.version, ErrUnsupportedSchema)
+	case v > SchemaVersion:
+		return fmt.Errorf("schema version %d at %q was written by a newer binary (this one supports up to %d); upgrade hpa-recommender: %w",
+			v, s.keys.version, SchemaVersion, ErrUnsupportedSchema)
+	}
+	return nil
+}
