@@ -1,0 +1,92 @@
+package scaler
+
+import (
+	"fmt"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/scheme"
+
+	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
+)
+
+// Event reasons. The first group are the in-tree HPA controller's own; the rest name what only
+// this scaler does.
+const (
+	ReasonSuccessfulRescale            = "SuccessfulRescale"
+	ReasonFailedRescale                = "FailedRescale"
+	ReasonFailedGetScale               = "FailedGetScale"
+	ReasonFailedComputeMetricsReplicas = "FailedComputeMetricsReplicas"
+	ReasonSelectorRequired             = "SelectorRequired"
+	ReasonInvalidSelector              = "InvalidSelector"
+
+	// ReasonRecommenderUnavailable: the service did not answer; nothing is scaled (fail
+	// static) or the scaler decides locally (the message says which).
+	ReasonRecommenderUnavailable = "RecommenderUnavailable"
+	// ReasonRecommenderAvailable: the service answers again; its history is authoritative.
+	ReasonRecommenderAvailable = "RecommenderAvailable"
+	// ReasonFailedGetRecommendation: the service refused the request (e.g. an invalid spec).
+	ReasonFailedGetRecommendation = "FailedGetRecommendation"
+	// ReasonLocalDecisionSuppressed: a local fallback decision to scale down was not applied.
+	ReasonLocalDecisionSuppressed = "LocalScaleDownSuppressed"
+)
+
+// metricFailureReason is upstream's event reason for a metric of type t that failed.
+func metricFailureReason(t string) string {
+	switch t {
+	case "Resource", "ContainerResource", "Pods", "Object", "External":
+		return "FailedGet" + t + "Metric"
+	default:
+		return "InvalidMetricSourceType"
+	}
+}
+
+func eventScheme() *runtime.Scheme { return scheme.Scheme }
+
+// eventTarget is the object events go on: the scale target (there is no HPA object), with its
+// UID once the scale has been read.
+func eventTarget(a *Autoscaler, sc *autoscalingv1.Scale) *corev1.ObjectReference {
+	ref := a.HPA.Spec.ScaleTargetRef
+	o := &corev1.ObjectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name, Namespace: a.Namespace}
+	if sc != nil {
+		o.UID = sc.UID
+	}
+	return o
+}
+
+// event records one event on the scale target; the message names the autoscaler, since the
+// manifests are files and have no object of their own.
+func (s *Scaler) event(a *Autoscaler, sc *autoscalingv1.Scale, eventType, reason, format string, args ...any) {
+	if s.kube == nil || s.kube.Events == nil {
+		return
+	}
+	msg := fmt.Sprintf(format, args...)
+	s.kube.Events.Eventf(eventTarget(a, sc), eventType, reason, "HorizontalPodAutoscaler %s: %s", a.Name, msg)
+}
+
+// rescaleReason is upstream's "reason" of a rescale event.
+func rescaleReason(spec *pb.HorizontalPodAutoscalerSpec, resp *pb.RecommendResponse) string {
+	cur, desired := resp.GetCurrentReplicas(), resp.GetDesiredReplicas()
+	minR := int32(1)
+	if spec.MinReplicas != nil {
+		minR = *spec.MinReplicas
+	}
+	switch {
+	case cur > spec.GetMaxReplicas():
+		return "Current number of replicas above Spec.MaxReplicas"
+	case cur < minR:
+		return "Current number of replicas below Spec.MinReplicas"
+	case desired > cur:
+		ex := resp.GetExplanation()
+		if i := int(ex.GetWinningMetric()); i >= 0 && i < len(ex.GetMetrics()) {
+			return ex.GetMetrics()[i].GetName() + " above target"
+		}
+		return "above target"
+	default:
+		return "All metrics below target"
+	}
+}
+
+func isConflict(err error) bool { return apierrors.IsConflict(err) }

@@ -1,0 +1,594 @@
+package scaler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/hpa-recommender/hpa-recommender/clients/internal/local"
+	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
+	"github.com/hpa-recommender/hpa-recommender/recommender"
+)
+
+// Recommender is what the scaler needs of the service; *goclient.Client and
+// pb.RecommenderServiceClient satisfy it. Recommend must not be retried by the implementation
+// unless the request is a dry run (a repeat would record a second recommendation).
+type Recommender interface {
+	Recommend(ctx context.Context, req *pb.RecommendRequest, opts ...grpc.CallOption) (*pb.RecommendResponse, error)
+	ReportScale(ctx context.Context, req *pb.ReportScaleRequest, opts ...grpc.CallOption) (*pb.ReportScaleResponse, error)
+}
+
+// Deps are the Scaler's collaborators.
+type Deps struct {
+	// Kube reads and writes the cluster. Required.
+	Kube *Kube
+	// Recommender is the service. Required.
+	Recommender Recommender
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Registry receives the scaler's Prometheus metrics; a new one when nil.
+	Registry *prometheus.Registry
+	// Now is the clock of the local fallback and of staleness (default time.Now).
+	Now func() time.Time
+}
+
+// Scaler syncs autoscalers: it gathers, asks, scales and reports.
+type Scaler struct {
+	cfg   Config
+	kube  *Kube
+	rec   Recommender
+	log   *slog.Logger
+	now   func() time.Time
+	reg   *prometheus.Registry
+	tel   *telemetry
+	local *local.Engine
+
+	mu          sync.Mutex
+	autoscalers map[string]*Autoscaler
+	targets     map[string]*targetState
+	loaded      bool
+	fallbacks   int
+
+	isLeader atomic.Bool
+	lastTick atomic.Int64 // unix nanoseconds of the sync loop's last pass
+}
+
+// targetState is what the scaler remembers of one autoscaler between syncs.
+type targetState struct {
+	mu sync.Mutex // one sync of a target at a time
+	// pending are scale outcomes the service has not acknowledged yet, oldest first; npending
+	// is its length, readable without mu.
+	pending  []*pb.ReportScaleRequest
+	npending atomic.Int32
+	// lastAnswer is when the service last answered a Recommend for the target (initially the
+	// first attempt, so an outage at start-up also waits FallbackAfter).
+	lastAnswer time.Time
+	// unreachable is true during an outage (for one event per transition).
+	unreachable bool
+	// fallback is true while decisions are local.
+	fallback bool
+	// local mirrors the service's stored state (kept only with FallbackAfter > 0).
+	local recommender.State
+}
+
+// maxPendingReports bounds the undelivered outcomes kept per target; the service infers an
+// applied decision from the next Recommend's currentReplicas anyway.
+const maxPendingReports = 8
+
+// New returns a Scaler; Run starts it, SyncOne syncs one autoscaler.
+func New(cfg Config, deps Deps) (*Scaler, error) {
+	if deps.Kube == nil || deps.Recommender == nil {
+		return nil, errors.New("scaler: Kube and Recommender are required")
+	}
+	s := &Scaler{
+		cfg:         cfg,
+		kube:        deps.Kube,
+		rec:         deps.Recommender,
+		log:         deps.Logger,
+		now:         deps.Now,
+		reg:         deps.Registry,
+		local:       local.New(),
+		autoscalers: map[string]*Autoscaler{},
+		targets:     map[string]*targetState{},
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.reg == nil {
+		s.reg = prometheus.NewRegistry()
+	}
+	s.local.Now = s.now
+	o := cfg.Options
+	if o.Tolerance != nil {
+		s.local.Options.Tolerance = *o.Tolerance
+	}
+	if o.CPUInitializationPeriod != nil {
+		s.local.Options.CPUInitializationPeriod = *o.CPUInitializationPeriod
+	}
+	if o.InitialReadinessDelay != nil {
+		s.local.Options.InitialReadinessDelay = *o.InitialReadinessDelay
+	}
+	if o.DownscaleStabilizationWindow != nil {
+		s.local.Options.DownscaleStabilizationWindow = *o.DownscaleStabilizationWindow
+	}
+	s.tel = newTelemetry(s.reg)
+	return s, nil
+}
+
+// Registry is the registry the scaler's metrics are on.
+func (s *Scaler) Registry() *prometheus.Registry { return s.reg }
+
+// SetAutoscalers replaces the set of autoscalers; the state of one that is gone is dropped.
+func (s *Scaler) SetAutoscalers(as []*Autoscaler) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := make(map[string]*Autoscaler, len(as))
+	for _, a := range as {
+		next[a.Key()] = a
+	}
+	for key, old := range s.autoscalers {
+		if _, ok := next[key]; !ok {
+			delete(s.targets, key)
+			s.tel.forget(old.Namespace, old.Name)
+		}
+	}
+	s.autoscalers = next
+	s.loaded = true
+	s.tel.autoscalers.Set(float64(len(next)))
+}
+
+// Autoscaler returns the loaded autoscaler with key "namespace/name".
+func (s *Scaler) Autoscaler(key string) (*Autoscaler, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.autoscalers[key]
+	return a, ok
+}
+
+func (s *Scaler) keys() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.autoscalers))
+	for k := range s.autoscalers {
+		out = append(out, k)
+	}
+	return out
+}
+
+func (s *Scaler) target(key string) *targetState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ts, ok := s.targets[key]
+	if !ok {
+		ts = &targetState{lastAnswer: s.now()}
+		s.targets[key] = ts
+	}
+	return ts
+}
+
+func (s *Scaler) setFallback(ts *targetState, on bool) {
+	if ts.fallback == on {
+		return
+	}
+	ts.fallback = on
+	s.mu.Lock()
+	if on {
+		s.fallbacks++
+	} else {
+		s.fallbacks--
+	}
+	s.tel.fallbackTargets.Set(float64(s.fallbacks))
+	s.mu.Unlock()
+}
+
+func (s *Scaler) targetRef(a *Autoscaler) *pb.TargetRef {
+	return &pb.TargetRef{Cluster: s.cfg.Cluster, Namespace: a.Namespace, Name: a.Name}
+}
+
+func (s *Scaler) options() *pb.Options {
+	o := s.cfg.Options
+	if o == (OptionFlags{}) {
+		return nil
+	}
+	out := &pb.Options{Tolerance: o.Tolerance}
+	if d := o.CPUInitializationPeriod; d != nil {
+		out.CpuInitializationPeriod = durationpb.New(*d)
+	}
+	if d := o.InitialReadinessDelay; d != nil {
+		out.InitialReadinessDelay = durationpb.New(*d)
+	}
+	if d := o.DownscaleStabilizationWindow; d != nil {
+		out.DownscaleStabilizationWindow = durationpb.New(*d)
+	}
+	return out
+}
+
+// rpcContext bounds one call to the service.
+func (s *Scaler) rpcContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.cfg.RPCTimeout)
+}
+
+// unreachable reports whether err means the service could not be asked (as opposed to an
+// answer refusing the request).
+func unreachable(err error) bool {
+	switch status.Code(err) {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled, codes.Aborted, codes.Unknown:
+		return true
+	}
+	return false
+}
+
+// SyncOne syncs the loaded autoscaler with key "namespace/name" once.
+func (s *Scaler) SyncOne(ctx context.Context, key string) error {
+	a, ok := s.Autoscaler(key)
+	if !ok {
+		return fmt.Errorf("no autoscaler %s", key)
+	}
+	return s.syncOne(ctx, a)
+}
+
+// gathered is what one sync read of the cluster.
+type gathered struct {
+	scale    *autoscalingv1.Scale
+	resource schema.GroupResource
+	req      *pb.RecommendRequest
+	fetchErr []string // per metric: the fetch error, "" when fetched
+}
+
+// syncOne is one reconcile of a: read the scale, the pods and the metrics; ask (or, after a
+// long enough outage and when configured, decide locally); write the scale when told to;
+// report the outcome.
+func (s *Scaler) syncOne(ctx context.Context, a *Autoscaler) (err error) {
+	start := time.Now()
+	defer func() {
+		s.tel.syncDuration.Observe(time.Since(start).Seconds())
+		if err != nil {
+			s.tel.syncs.WithLabelValues("error").Inc()
+		} else {
+			s.tel.syncs.WithLabelValues("ok").Inc()
+			s.tel.lastSync.WithLabelValues(a.Namespace, a.Name).SetToCurrentTime()
+		}
+	}()
+	ts := s.target(a.Key())
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	log := s.log.With("autoscaler", a.Key(), "target", a.HPA.Spec.ScaleTargetRef.Kind+"/"+a.HPA.Spec.ScaleTargetRef.Name)
+	shadow := s.cfg.DryRun || a.Shadow
+
+	// Outcomes of earlier decisions go first; a failure here never blocks this sync.
+	s.flushReports(ctx, log, ts)
+
+	g, err := s.gather(ctx, a, shadow)
+	if err != nil {
+		return err
+	}
+	s.tel.current.WithLabelValues(a.Namespace, a.Name).Set(float64(g.scale.Spec.Replicas))
+
+	rctx, cancel := s.rpcContext(ctx)
+	resp, err := s.rec.Recommend(rctx, g.req)
+	cancel()
+	if err != nil {
+		s.tel.serviceErrors.WithLabelValues(status.Code(err).String()).Inc()
+		s.tel.serviceReachable.Set(0)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if !unreachable(err) {
+			s.event(a, g.scale, corev1.EventTypeWarning, ReasonFailedGetRecommendation, "the hpa-recommender service refused the request: %v", status.Convert(err).Message())
+			return fmt.Errorf("recommend: %w", err)
+		}
+		return s.serviceDown(ctx, log, a, ts, g, shadow, err)
+	}
+	s.tel.serviceReachable.Set(1)
+	ts.lastAnswer = s.now()
+	if ts.unreachable {
+		ts.unreachable = false
+		s.setFallback(ts, false)
+		log.Info("the hpa-recommender service answers again; its stored history is authoritative again")
+		s.event(a, g.scale, corev1.EventTypeNormal, ReasonRecommenderAvailable, "the hpa-recommender service answers again; decisions resume from its history")
+	}
+	var mirror *local.Result
+	if s.cfg.FallbackAfter > 0 && !shadow {
+		// Keep a local copy of what the service stores, for a later outage.
+		if _, res, lerr := s.local.DecideWithState(s.now(), g.req, ts.local); lerr == nil {
+			ts.local, mirror = res.State, res
+		}
+	}
+	mode := modeService
+	if shadow {
+		mode = modeShadow
+	}
+	return s.act(ctx, log, a, ts, g, resp, mode, mirror)
+}
+
+// gather reads the scale, the pods and every metric, and builds the request.
+func (s *Scaler) gather(ctx context.Context, a *Autoscaler, shadow bool) (*gathered, error) {
+	sc, gr, err := s.kube.getScale(ctx, a.Namespace, a.HPA.Spec.ScaleTargetRef)
+	if err != nil {
+		s.event(a, nil, corev1.EventTypeWarning, ReasonFailedGetScale, "%v", err)
+		return nil, fmt.Errorf("get scale: %w", err)
+	}
+	g := &gathered{scale: sc, resource: gr}
+	req := &pb.RecommendRequest{
+		Target:          s.targetRef(a),
+		Spec:            a.Spec,
+		CurrentReplicas: sc.Spec.Replicas,
+		StatusReplicas:  &sc.Status.Replicas,
+		Options:         s.options(),
+		DryRun:          shadow,
+	}
+	g.req = req
+	metrics := a.HPA.Spec.Metrics
+	g.fetchErr = make([]string, len(metrics))
+	// The selector: upstream needs it for every metric; without one every metric fails, and
+	// the service still corrects a count outside [min, max], as upstream does.
+	var selector labels.Selector
+	selErr := ""
+	switch {
+	case sc.Status.Selector == "":
+		selErr = "selector is required"
+		s.event(a, sc, corev1.EventTypeWarning, ReasonSelectorRequired, "%s", selErr)
+	default:
+		selector, err = labels.Parse(sc.Status.Selector)
+		if err != nil {
+			selErr = fmt.Sprintf("couldn't convert selector into a corresponding internal selector object: %v", err)
+			s.event(a, sc, corev1.EventTypeWarning, ReasonInvalidSelector, "%s", selErr)
+		}
+	}
+	if selErr == "" {
+		pods, err := s.kube.Pods.Pods(a.Namespace).List(selector)
+		if err != nil {
+			return nil, fmt.Errorf("list pods: %w", err)
+		}
+		for _, p := range pods {
+			req.Pods = append(req.Pods, podState(p))
+		}
+	}
+	for i := range metrics {
+		var obs *pb.MetricObservation
+		if selErr != "" {
+			obs = errObservation(selErr)
+		} else {
+			obs = s.kube.observe(ctx, a.Namespace, selector, &metrics[i])
+		}
+		if obs.Error != "" {
+			g.fetchErr[i] = obs.Error
+			s.tel.metricErrors.WithLabelValues(string(metrics[i].Type)).Inc()
+		}
+		req.Metrics = append(req.Metrics, obs)
+	}
+	if len(metrics) == 0 {
+		// Upstream defaults an empty list to 80% CPU: fetch what the default metric needs.
+		def := defaultMetric()
+		obs := errObservation(selErr)
+		if selErr == "" {
+			obs = s.kube.observe(ctx, a.Namespace, selector, def)
+		}
+		if obs.Error != "" {
+			s.tel.metricErrors.WithLabelValues(string(def.Type)).Inc()
+		}
+		req.Metrics = append(req.Metrics, obs)
+	}
+	return g, nil
+}
+
+// serviceDown handles a Recommend that got no answer: fail static, or decide locally once the
+// target has gone FallbackAfter without an answer.
+func (s *Scaler) serviceDown(ctx context.Context, log *slog.Logger, a *Autoscaler, ts *targetState, g *gathered, shadow bool, cause error) error {
+	stale := s.now().Sub(ts.lastAnswer)
+	useLocal := s.cfg.FallbackAfter > 0 && stale >= s.cfg.FallbackAfter
+	if !ts.unreachable || (useLocal && !ts.fallback) {
+		msg := "the hpa-recommender service is unreachable; not scaling (fail static)"
+		if useLocal {
+			dir := "scale-up only"
+			if s.cfg.FallbackScaleDown {
+				dir = "up and down"
+			}
+			msg = fmt.Sprintf("the hpa-recommender service has not answered for %s; deciding locally (%s)", stale.Round(time.Second), dir)
+		} else if s.cfg.FallbackAfter > 0 {
+			msg += fmt.Sprintf("; deciding locally after %s without an answer", s.cfg.FallbackAfter)
+		}
+		log.Warn(msg, "error", cause)
+		s.event(a, g.scale, corev1.EventTypeWarning, ReasonRecommenderUnavailable, "%s: %s", msg, status.Convert(cause).Message())
+	}
+	ts.unreachable = true
+	if !useLocal {
+		// Fail static: say what could not be fetched, as the in-tree controller would, and
+		// leave the target as it is.
+		for i, e := range g.fetchErr {
+			if e != "" {
+				s.event(a, g.scale, corev1.EventTypeWarning, metricFailureReason(string(a.HPA.Spec.Metrics[i].Type)), "%s", e)
+			}
+		}
+		return fmt.Errorf("recommend: service unreachable: %w", cause)
+	}
+	s.setFallback(ts, true)
+	req := g.req
+	resp, res, err := s.local.DecideWithState(s.now(), req, ts.local)
+	if err != nil {
+		s.event(a, g.scale, corev1.EventTypeWarning, ReasonFailedGetRecommendation, "local decision refused the request: %v", status.Convert(err).Message())
+		return fmt.Errorf("local decision: %w", err)
+	}
+	if !shadow {
+		ts.local = res.State
+	}
+	mode := modeFallback
+	if shadow {
+		mode = modeFallbackShadow
+	}
+	return s.act(ctx, log, a, ts, g, resp, mode, res)
+}
+
+// act carries out a decision: events for its metrics, then the scale write and its report
+// (or, in shadow mode, only the log line and the counters).
+func (s *Scaler) act(ctx context.Context, log *slog.Logger, a *Autoscaler, ts *targetState, g *gathered, resp *pb.RecommendResponse, mode string, mirror *local.Result) error {
+	cur, desired := resp.GetCurrentReplicas(), resp.GetDesiredReplicas()
+	local := mode == modeFallback || mode == modeFallbackShadow
+	shadow := mode == modeShadow || mode == modeFallbackShadow
+	s.tel.decisions.WithLabelValues(mode, direction(cur, desired)).Inc()
+	s.tel.desired.WithLabelValues(a.Namespace, a.Name, mode).Set(float64(desired))
+	s.metricEvents(a, g.scale, resp)
+	if !resp.GetScale() || desired == cur {
+		log.Debug("no change", "mode", mode, "replicas", cur, "explanation", resp.GetExplanation().GetMessage())
+		return nil
+	}
+	reason := rescaleReason(a.Spec, resp)
+	suffix := ""
+	if local {
+		suffix = " (decided locally: the hpa-recommender service is unreachable)"
+	}
+	if shadow {
+		log.Info("shadow: would scale", "mode", mode, "from", cur, "to", desired, "reason", reason, "explanation", resp.GetExplanation().GetMessage())
+		return nil
+	}
+	if local && desired < cur && !s.cfg.FallbackScaleDown {
+		s.tel.scaleWrites.WithLabelValues(mode, "suppressed").Inc()
+		log.Info("local decision to scale down not applied (scale-up only while the service is unreachable)", "from", cur, "to", desired)
+		s.event(a, g.scale, corev1.EventTypeNormal, ReasonLocalDecisionSuppressed, "New size: %d; reason: %s; not applied: local decisions only scale up", desired, reason)
+		return nil
+	}
+	err := s.kube.updateScale(ctx, g.resource, g.scale, cur, desired)
+	now := s.now()
+	if err != nil {
+		result := "failure"
+		if errors.Is(err, errScaleChanged) {
+			result = "changed"
+		}
+		s.tel.scaleWrites.WithLabelValues(mode, result).Inc()
+		s.event(a, g.scale, corev1.EventTypeWarning, ReasonFailedRescale, "New size: %d; reason: %s; error: %v%s", desired, reason, err, suffix)
+		log.Warn("scale write failed", "mode", mode, "from", cur, "to", desired, "error", err)
+		if mirror != nil {
+			ts.local = recommender.RecordRescale(now, mirror.Spec, ts.local, &mirror.Decision, false, err.Error())
+		}
+		if id := resp.GetRecommendationId(); id != "" {
+			s.queueReport(ctx, log, ts, &pb.ReportScaleRequest{Target: s.targetRef(a), RecommendationId: id, Succeeded: false, Error: err.Error()})
+		}
+		return fmt.Errorf("scale %s from %d to %d: %w", a.Key(), cur, desired, err)
+	}
+	s.tel.scaleWrites.WithLabelValues(mode, "success").Inc()
+	s.event(a, g.scale, corev1.EventTypeNormal, ReasonSuccessfulRescale, "New size: %d; reason: %s%s", desired, reason, suffix)
+	log.Info("scaled", "mode", mode, "from", cur, "to", desired, "reason", reason, "explanation", resp.GetExplanation().GetMessage())
+	if mirror != nil {
+		d := recommender.Decision{Time: now, CurrentReplicas: cur, DesiredReplicas: desired}
+		ts.local = recommender.RecordRescale(now, mirror.Spec, ts.local, &d, true, "")
+	}
+	if id := resp.GetRecommendationId(); id != "" {
+		s.queueReport(ctx, log, ts, &pb.ReportScaleRequest{Target: s.targetRef(a), RecommendationId: id, Succeeded: true})
+	}
+	return nil
+}
+
+// metricEvents emits upstream's per-metric failure events and, when no metric could be used,
+// FailedComputeMetricsReplicas.
+func (s *Scaler) metricEvents(a *Autoscaler, sc *autoscalingv1.Scale, resp *pb.RecommendResponse) {
+	ex := resp.GetExplanation()
+	var invalid int
+	var first string
+	for _, m := range ex.GetMetrics() {
+		if m.GetError() == "" {
+			continue
+		}
+		invalid++
+		if first == "" {
+			first = m.GetError()
+		}
+		typ := ""
+		if i := int(m.GetIndex()); i >= 0 && i < len(a.HPA.Spec.Metrics) {
+			typ = string(a.HPA.Spec.Metrics[i].Type)
+		} else if len(a.HPA.Spec.Metrics) == 0 {
+			typ = "Resource"
+		}
+		s.event(a, sc, corev1.EventTypeWarning, metricFailureReason(typ), "%s", m.GetError())
+	}
+	if invalid == 0 || ex.GetWinningMetric() >= 0 {
+		return
+	}
+	for _, c := range resp.GetConditions() {
+		if c.GetType() == recommender.ConditionScalingActive && c.GetStatus() == recommender.StatusFalse && c.GetReason() != "ScalingDisabled" {
+			s.event(a, sc, corev1.EventTypeWarning, ReasonFailedComputeMetricsReplicas,
+				"invalid metrics (%d invalid out of %d), first error is: %s", invalid, len(ex.GetMetrics()), first)
+			return
+		}
+	}
+}
+
+// queueReport delivers an outcome now, or keeps it for the next sync when the service cannot
+// be reached. The outcome is never a reason to write the scale again.
+func (s *Scaler) queueReport(ctx context.Context, log *slog.Logger, ts *targetState, r *pb.ReportScaleRequest) {
+	ts.pending = append(ts.pending, r)
+	if n := len(ts.pending); n > maxPendingReports {
+		log.Warn("dropping undelivered scale reports; the service infers applied decisions from the next currentReplicas", "dropped", n-maxPendingReports)
+		ts.pending = append([]*pb.ReportScaleRequest(nil), ts.pending[n-maxPendingReports:]...)
+	}
+	s.flushReports(ctx, log, ts)
+}
+
+// flushReports sends the pending outcomes in order; it stops at the first one the service
+// cannot be reached for. An outcome the service rejects for good (an unknown id, an invalid
+// request) is dropped.
+func (s *Scaler) flushReports(ctx context.Context, log *slog.Logger, ts *targetState) {
+	defer s.updatePending(ts)
+	for len(ts.pending) > 0 {
+		r := ts.pending[0]
+		rctx, cancel := s.rpcContext(ctx)
+		resp, err := s.rec.ReportScale(rctx, r)
+		cancel()
+		if err != nil && (unreachable(err) || status.Code(err) == codes.ResourceExhausted) {
+			s.tel.reports.WithLabelValues("error").Inc()
+			log.Warn("scale report not delivered; will retry", "recommendationId", r.GetRecommendationId(), "error", err)
+			return
+		}
+		switch {
+		case err != nil:
+			s.tel.reports.WithLabelValues("rejected").Inc()
+			log.Warn("scale report rejected; dropped", "recommendationId", r.GetRecommendationId(), "error", err)
+		case resp.GetRecorded():
+			s.tel.reports.WithLabelValues("recorded").Inc()
+		default:
+			s.tel.reports.WithLabelValues("duplicate").Inc()
+		}
+		ts.pending = ts.pending[1:]
+	}
+}
+
+func (s *Scaler) updatePending(ts *targetState) {
+	ts.npending.Store(int32(len(ts.pending)))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int32
+	for _, t := range s.targets {
+		n += t.npending.Load()
+	}
+	s.tel.reportsPending.Set(float64(n))
+}
+
+// defaultMetric is the metric upstream defaults an empty spec.metrics to: 80% average CPU
+// utilization.
+func defaultMetric() *autoscalingv2.MetricSpec {
+	u := int32(80)
+	return &autoscalingv2.MetricSpec{
+		Type: autoscalingv2.ResourceMetricSourceType,
+		Resource: &autoscalingv2.ResourceMetricSource{
+			Name:   corev1.ResourceCPU,
+			Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: &u},
+		},
+	}
+}

@@ -1,0 +1,115 @@
+// Command hpa-scaler is the in-cluster client of hpa-recommender: flags and wiring only; the
+// logic is in clients/scaler.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/hpa-recommender/hpa-recommender/clients/scaler"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "hpa-scaler:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	cfg := scaler.DefaultConfig()
+	fs := flag.NewFlagSet("hpa-scaler", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: hpa-scaler --cluster NAME --manifests-dir DIR [flags]\n\nEvery flag can also be set by the environment variable %s<FLAG> (upper snake case);\na flag on the command line wins over the environment.\n\n", scaler.EnvPrefix)
+		fs.PrintDefaults()
+	}
+	cfg.RegisterFlags(fs)
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := scaler.ApplyEnv(fs, os.LookupEnv); err != nil {
+		return err
+	}
+	if cfg.Identity == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return fmt.Errorf("--identity: %w", err)
+		}
+		cfg.Identity = h
+	}
+	if cfg.LeaderElectionNamespace == "" {
+		cfg.LeaderElectionNamespace = podNamespace()
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+
+	restCfg, err := kubeConfig(cfg.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	restCfg.QPS, restCfg.Burst = float32(cfg.KubeQPS), cfg.KubeBurst
+	restCfg.UserAgent = "hpa-scaler"
+	kube, runner, err := scaler.NewKube(restCfg, "hpa-scaler")
+	if err != nil {
+		return err
+	}
+	client, err := scaler.Dial(cfg)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	s, err := scaler.New(cfg, scaler.Deps{Kube: kube, Recommender: client, Logger: log})
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := runner.Start(ctx); err != nil {
+		return err
+	}
+	log.Info("hpa-scaler started", "cluster", cfg.Cluster, "service", cfg.ServiceAddr, "manifests", cfg.ManifestsDir,
+		"dryRun", cfg.DryRun, "leaderElect", cfg.LeaderElect, "fallbackAfter", cfg.FallbackAfter)
+	return s.Run(ctx, scaler.RunDeps{LeaseClient: runner.Client, Ready: runner.Synced})
+}
+
+// kubeConfig is the kubeconfig file's configuration, else the in-cluster one.
+func kubeConfig(path string) (*rest.Config, error) {
+	if path != "" {
+		return clientcmd.BuildConfigFromFlags("", path)
+	}
+	c, err := rest.InClusterConfig()
+	if err != nil {
+		return nil, fmt.Errorf("in-cluster configuration (use --kubeconfig outside a cluster): %w", err)
+	}
+	return c, nil
+}
+
+// podNamespace is the namespace of the pod's service account, else "default".
+func podNamespace() string {
+	if b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil {
+		if ns := strings.TrimSpace(string(b)); ns != "" {
+			return ns
+		}
+	}
+	return "default"
+}
