@@ -44,19 +44,18 @@ func Dial(cfg Config) (*goclient.Client, error) {
 	return goclient.New(cfg.ServiceAddr, opts...)
 }
 
-// watchedFile caches a file's contents and re-reads it when its size or modification time
-// changes (checked at most once a second; a mounted Secret swaps a symlink, which changes
-// both).
+// watchedFile caches a file's contents and re-reads it at most once a second (the files are
+// small; a mounted Secret swaps a symlink, so modification times are not relied on). A file
+// that cannot be read or is empty keeps the last good contents.
 type watchedFile struct {
 	path string
 
 	mu      sync.Mutex
 	checked time.Time
-	mod     time.Time
-	size    int64
 	data    []byte
 }
 
+// read returns the contents and whether they changed since the last read.
 func (w *watchedFile) read() ([]byte, bool, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -64,25 +63,18 @@ func (w *watchedFile) read() ([]byte, bool, error) {
 		return w.data, false, nil
 	}
 	w.checked = time.Now()
-	fi, err := os.Stat(w.path)
-	if err != nil {
-		if w.data != nil {
-			return w.data, false, nil // keep the last good contents during a swap
-		}
-		return nil, false, err
-	}
-	if w.data != nil && fi.ModTime().Equal(w.mod) && fi.Size() == w.size {
-		return w.data, false, nil
-	}
 	b, err := os.ReadFile(w.path)
-	if err != nil {
+	if err != nil || len(b) == 0 {
 		if w.data != nil {
 			return w.data, false, nil
+		}
+		if err == nil {
+			err = fmt.Errorf("%s is empty", w.path)
 		}
 		return nil, false, err
 	}
 	changed := !bytes.Equal(b, w.data)
-	w.data, w.mod, w.size = b, fi.ModTime(), fi.Size()
+	w.data = b
 	return b, changed, nil
 }
 

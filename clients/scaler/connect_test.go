@@ -1,0 +1,184 @@
+package scaler
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+type testCA struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+	pem  []byte
+}
+
+func newTestCA(t *testing.T, cn string) *testCA {
+	t.Helper()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	return &testCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
+}
+
+// issue returns PEM certificate and key: a server certificate for 127.0.0.1 when server, else
+// a client certificate for cn.
+func (c *testCA) issue(t *testing.T, cn string, server bool) (certPEM, keyPEM []byte) {
+	t.Helper()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	if server {
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, c.cert, key.Public(), c.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, _ := x509.MarshalECPrivateKey(key)
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})
+}
+
+// TestReloadingTLS checks that the CA bundle and the client certificate follow their files.
+func TestReloadingTLS(t *testing.T) {
+	dir := t.TempDir()
+	ca1, ca2 := newTestCA(t, "ca1"), newTestCA(t, "ca2")
+	caFile, certFile, keyFile := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	writeFile(t, dir, "ca.pem", string(ca1.pem))
+	c, k := ca1.issue(t, "cluster-a", false)
+	writeFile(t, dir, "tls.crt", string(c))
+	writeFile(t, dir, "tls.key", string(k))
+
+	// A TLS server that requires a client certificate from ca1 and reports its CN; its own
+	// certificate is swappable.
+	sc1, sk1 := ca1.issue(t, "server", true)
+	sc2, sk2 := ca2.issue(t, "server", true)
+	pair1, _ := tls.X509KeyPair(sc1, sk1)
+	pair2, _ := tls.X509KeyPair(sc2, sk2)
+	serving := &pair1
+	clients := x509.NewCertPool()
+	clients.AddCert(ca1.cert)
+	lis, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{
+		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return serving, nil },
+		ClientAuth:     tls.RequireAndVerifyClientCert,
+		ClientCAs:      clients,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lis.Close()
+	cns := make(chan string, 10)
+	go func() {
+		for {
+			conn, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			tc := conn.(*tls.Conn)
+			if err := tc.Handshake(); err == nil {
+				cns <- tc.ConnectionState().PeerCertificates[0].Subject.CommonName
+			}
+			conn.Close()
+		}
+	}()
+
+	tc, err := reloadingTLS(caFile, certFile, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dial := func() error {
+		cfg := tc.Clone()
+		cfg.ServerName = "127.0.0.1"
+		conn, err := tls.Dial("tcp", lis.Addr().String(), cfg)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		return conn.Handshake()
+	}
+	if err := dial(); err != nil {
+		t.Fatalf("handshake: %v", err)
+	}
+	if cn := <-cns; cn != "cluster-a" {
+		t.Errorf("client CN = %q, want cluster-a", cn)
+	}
+
+	// The client certificate is rotated: the next handshake presents the new one.
+	c, k = ca1.issue(t, "cluster-b", false)
+	writeFile(t, dir, "tls.crt", string(c))
+	writeFile(t, dir, "tls.key", string(k))
+	time.Sleep(1100 * time.Millisecond) // files are checked at most once a second
+	if err := dial(); err != nil {
+		t.Fatalf("handshake after rotating the client certificate: %v", err)
+	}
+	if cn := <-cns; cn != "cluster-b" {
+		t.Errorf("client CN = %q, want the rotated cluster-b", cn)
+	}
+
+	// The server moves to ca2: refused until the CA bundle names ca2.
+	serving = &pair2
+	if err := dial(); err == nil {
+		t.Fatal("handshake with a server certificate from an unknown CA succeeded")
+	}
+	writeFile(t, dir, "ca.pem", string(ca2.pem))
+	time.Sleep(1100 * time.Millisecond)
+	if err := dial(); err != nil {
+		t.Fatalf("handshake after rotating the CA bundle: %v", err)
+	}
+}
+
+// TestReloadingTLSChecksName refuses a certificate for another name, which
+// InsecureSkipVerify alone would accept.
+func TestReloadingTLSChecksName(t *testing.T) {
+	dir := t.TempDir()
+	ca := newTestCA(t, "ca")
+	writeFile(t, dir, "ca.pem", string(ca.pem))
+	sc, sk := ca.issue(t, "server", true) // valid for 127.0.0.1 only
+	pair, _ := tls.X509KeyPair(sc, sk)
+	lis, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{pair}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lis.Close()
+	go func() {
+		for {
+			conn, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			_ = conn.(*tls.Conn).Handshake()
+			conn.Close()
+		}
+	}()
+	tc, err := reloadingTLS(filepath.Join(dir, "ca.pem"), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := tc.Clone()
+	cfg.ServerName = "recommender.example"
+	conn, err := tls.Dial("tcp", lis.Addr().String(), cfg)
+	if err == nil {
+		conn.Close()
+		t.Fatal("handshake with a certificate for another name succeeded")
+	}
+}

@@ -1,0 +1,193 @@
+package scaler
+
+import (
+	"context"
+	"flag"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+// TestLeaderElectionOneActs runs two scalers against one Lease: only the leader syncs; when
+// it stops, the other takes over.
+func TestLeaderElectionOneActs(t *testing.T) {
+	w := newWorld(t, nil)
+	dir := t.TempDir()
+	writeFile(t, dir, "hpa.yaml", webHPA)
+	leases := fake.NewClientset()
+	type replica struct {
+		s      *Scaler
+		rec    *recording
+		cancel context.CancelFunc
+		done   chan struct{}
+	}
+	start := func(id string) *replica {
+		rec := &recording{Recommender: w.svc.client}
+		s := newScaler(t, w.c.kube, rec, w.clk, func(c *Config) {
+			c.ManifestsDir = dir
+			c.HTTPListen = ""
+			c.SyncPeriod = 50 * time.Millisecond
+			c.Identity = id
+			c.LeaderElectionNamespace = "kube-system"
+			c.LeaseDuration, c.RenewDeadline, c.RetryPeriod = time.Second, 500*time.Millisecond, 100*time.Millisecond
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		r := &replica{s: s, rec: rec, cancel: cancel, done: make(chan struct{})}
+		go func() {
+			defer close(r.done)
+			if err := s.Run(ctx, RunDeps{LeaseClient: leases}); err != nil {
+				t.Errorf("%s: Run: %v", id, err)
+			}
+		}()
+		t.Cleanup(func() { cancel(); <-r.done })
+		return r
+	}
+	calls := func(r *replica) int {
+		r.rec.mu.Lock()
+		defer r.rec.mu.Unlock()
+		return len(r.rec.requests)
+	}
+	a, b := start("a"), start("b")
+	deadline := time.Now().Add(20 * time.Second)
+	for calls(a)+calls(b) < 5 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	leader, other := a, b
+	if calls(b) > 0 {
+		leader, other = b, a
+	}
+	if calls(leader) < 5 || calls(other) != 0 {
+		t.Fatalf("Recommend calls: a=%d b=%d; want one replica acting", calls(a), calls(b))
+	}
+	if len(w.c.writes) != 1 {
+		t.Errorf("writes = %v, want the one scale-up", w.c.writes)
+	}
+	// The leader stops (releasing the Lease); the other takes over.
+	leader.cancel()
+	<-leader.done
+	n := calls(leader)
+	deadline = time.Now().Add(20 * time.Second)
+	for calls(other) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if calls(other) == 0 {
+		t.Fatal("the other replica never took over")
+	}
+	if calls(leader) != n {
+		t.Errorf("the stopped leader kept syncing")
+	}
+}
+
+func TestHandler(t *testing.T) {
+	w := newWorld(t, nil)
+	ready := false
+	srv := httptest.NewServer(w.s.Handler(func() bool { return ready }))
+	defer srv.Close()
+	get := func(path string) (int, string) {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b strings.Builder
+		buf := make([]byte, 1<<16)
+		for {
+			n, err := resp.Body.Read(buf)
+			b.Write(buf[:n])
+			if err != nil {
+				break
+			}
+		}
+		return resp.StatusCode, b.String()
+	}
+	if code, _ := get("/readyz"); code != http.StatusServiceUnavailable {
+		t.Errorf("/readyz before the caches sync = %d, want 503", code)
+	}
+	ready = true
+	if code, _ := get("/readyz"); code != http.StatusOK {
+		t.Errorf("/readyz = %d, want 200", code)
+	}
+	if code, _ := get("/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz = %d, want 200", code)
+	}
+	if err := w.sync(t); err != nil {
+		t.Fatal(err)
+	}
+	_, body := get("/metrics")
+	for _, want := range []string{
+		`hpa_scaler_scale_writes_total{mode="service",result="success"} 1`,
+		`hpa_scaler_desired_replicas{autoscaler="web-hpa",mode="service",namespace="shop"} 4`,
+		`hpa_scaler_syncs_total{result="ok"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+}
+
+func TestConfigFlagsAndEnv(t *testing.T) {
+	cfg := DefaultConfig()
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	cfg.RegisterFlags(fs)
+	if err := fs.Parse([]string{"--cluster", "flag", "--manifests-dir", "/m", "--tolerance", "0"}); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{
+		"HPA_SCALER_CLUSTER":        "env",
+		"HPA_SCALER_SYNC_PERIOD":    "30s",
+		"HPA_SCALER_DRY_RUN":        "true",
+		"HPA_SCALER_FALLBACK_AFTER": "2m",
+	}
+	if err := ApplyEnv(fs, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	got := []any{cfg.Cluster, cfg.SyncPeriod, cfg.DryRun, cfg.FallbackAfter, *cfg.Options.Tolerance, cfg.Options.CPUInitializationPeriod == nil}
+	want := []any{"flag", 30 * time.Second, true, 2 * time.Minute, 0.0, true}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("config (-got +want):\n%s", diff)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	base := func() Config {
+		c := DefaultConfig()
+		c.Cluster, c.ManifestsDir = "c1", "/m"
+		return c
+	}
+	for _, tc := range []struct {
+		name   string
+		mutate func(*Config)
+		want   string
+	}{
+		{"ok", func(*Config) {}, ""},
+		{"no cluster", func(c *Config) { c.Cluster = "" }, "--cluster is required"},
+		{"plaintext remote", func(c *Config) { c.ServiceAddr = "recommender.example:443" }, "not a loopback address"},
+		{"insecure remote", func(c *Config) { c.ServiceAddr = "recommender.example:443"; c.Insecure = true }, ""},
+		{"token over plaintext", func(c *Config) { c.ServiceAddr = "recommender.example:443"; c.Insecure = true; c.TokenFile = "/t" }, "needs TLS"},
+		{"tls remote", func(c *Config) { c.ServiceAddr = "recommender.example:443"; c.TLSCA = "/ca"; c.TokenFile = "/t" }, ""},
+		{"cert without key", func(c *Config) { c.TLSCert = "/c" }, "go together"},
+		{"lease timings", func(c *Config) { c.RenewDeadline = c.LeaseDuration }, "--lease-duration > --renew-deadline"},
+		{"workers", func(c *Config) { c.Workers = 0 }, "--workers"},
+		{"jitter", func(c *Config) { c.SyncJitter = 1 }, "--sync-jitter"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := base()
+			tc.mutate(&c)
+			err := c.Validate()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("Validate = %v, want nil", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("Validate = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
