@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -34,9 +35,11 @@ type Config struct {
 	// EtcdEndpoints and EtcdPrefix configure the etcd backend.
 	EtcdEndpoints []string
 	EtcdPrefix    string
-	// TLSCert and TLSKey enable TLS; ClientCA additionally requires client certificates (mTLS).
+	// TLSCert and TLSKey enable TLS; ClientCA additionally requires client certificates (mTLS;
+	// with TokensFile too, a bearer token may replace the certificate).
 	TLSCert, TLSKey, ClientCA string
-	// TokensFile holds "token,cluster" lines; cluster "*" is an admin.
+	// TokensFile holds "token,cluster[,expires=RFC3339]" lines; cluster "*" is an admin. It is
+	// reloaded when it changes and on SIGHUP.
 	TokensFile string
 	// RateLimit is decisions per second per cluster (0: unlimited), with RateBurst.
 	RateLimit float64
@@ -103,7 +106,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "TLS certificate file (PEM)")
 	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "TLS private key file (PEM)")
 	fs.StringVar(&c.ClientCA, "client-ca", c.ClientCA, "CA bundle for client certificates (enables mTLS)")
-	fs.StringVar(&c.TokensFile, "tokens-file", c.TokensFile, "bearer tokens file: one token,cluster per line (cluster * = admin)")
+	fs.StringVar(&c.TokensFile, "tokens-file", c.TokensFile, "bearer tokens file: one token,cluster[,expires=RFC3339] per line (cluster * = admin)")
 	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "decisions per second per cluster (0: unlimited)")
 	fs.IntVar(&c.RateBurst, "rate-burst", c.RateBurst, "burst of the per-cluster rate limit")
 	fs.IntVar(&c.MaxRequestBytes, "max-request-bytes", c.MaxRequestBytes, "largest request accepted, in bytes")
@@ -167,11 +170,11 @@ func (c *Config) Validate() error {
 	if c.ClientCA != "" && c.TLSCert == "" {
 		errs = append(errs, errors.New("--client-ca needs --tls-cert and --tls-key"))
 	}
-	if c.TokensFile != "" {
-		errs = append(errs, errors.New("--tokens-file is not available in this build yet"))
+	if c.RateLimit < 0 || math.IsNaN(c.RateLimit) || math.IsInf(c.RateLimit, 0) {
+		errs = append(errs, errors.New("--rate-limit must be a finite number, at least 0 (0: unlimited)"))
 	}
-	if c.RateLimit != 0 {
-		errs = append(errs, errors.New("--rate-limit is not available in this build yet"))
+	if c.RateLimit > 0 && c.RateBurst < 1 {
+		errs = append(errs, errors.New("--rate-burst must be at least 1 with --rate-limit"))
 	}
 	if c.MaxRequestBytes <= 0 {
 		errs = append(errs, errors.New("--max-request-bytes must be positive"))

@@ -3,11 +3,14 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
+	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/hpa-recommender/hpa-recommender/store"
 )
@@ -35,6 +38,26 @@ type notFound struct{ msg string }
 
 func (e *notFound) Error() string { return e.msg }
 
+// unauthenticated is a call without valid credentials; the message never echoes them.
+type unauthenticated struct{ msg string }
+
+func (e *unauthenticated) Error() string { return e.msg }
+
+// permissionDenied is a caller touching another cluster's targets.
+type permissionDenied struct{ msg string }
+
+func (e *permissionDenied) Error() string { return e.msg }
+
+// rateLimited is a cluster over its --rate-limit; retryAfter is when a token is available.
+type rateLimited struct {
+	cluster    string
+	retryAfter time.Duration
+}
+
+func (e *rateLimited) Error() string {
+	return fmt.Sprintf("cluster %q is over its rate limit; retry in %s", e.cluster, e.retryAfter)
+}
+
 // toStatus maps an error to its canonical gRPC status. It is the one place that does so:
 // anything it does not recognise becomes Internal with a generic message, and is logged once.
 func (s *Server) toStatus(ctx context.Context, method string, err error) error {
@@ -43,6 +66,9 @@ func (s *Server) toStatus(ctx context.Context, method string, err error) error {
 	}
 	var inv *invalidArgument
 	var nf *notFound
+	var unauth *unauthenticated
+	var denied *permissionDenied
+	var limited *rateLimited
 	switch {
 	case errors.As(err, &inv):
 		st := status.New(codes.InvalidArgument, inv.Error())
@@ -56,6 +82,16 @@ func (s *Server) toStatus(ctx context.Context, method string, err error) error {
 		return st.Err()
 	case errors.As(err, &nf):
 		return status.Error(codes.NotFound, nf.msg)
+	case errors.As(err, &unauth):
+		return status.Error(codes.Unauthenticated, unauth.msg)
+	case errors.As(err, &denied):
+		return status.Error(codes.PermissionDenied, denied.msg)
+	case errors.As(err, &limited):
+		st := status.New(codes.ResourceExhausted, limited.Error())
+		if withDetails, derr := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(limited.retryAfter)}); derr == nil {
+			st = withDetails
+		}
+		return st.Err()
 	case errors.Is(err, store.ErrNotFound):
 		return status.Error(codes.NotFound, "target not found")
 	case errors.Is(err, store.ErrInvalidArgument):

@@ -69,7 +69,13 @@ func (s *Server) Recommend(ctx context.Context, req *pb.RecommendRequest) (*pb.R
 }
 
 func (s *Server) recommend(ctx context.Context, req *pb.RecommendRequest) (*pb.RecommendResponse, error) {
-	key, violations := targetKey(req.GetTarget(), "target")
+	key, violations, err := s.authorizedKey(ctx, req.GetTarget(), "target")
+	if err != nil {
+		return nil, err
+	}
+	if ok, wait := s.limiter.allow(key.Cluster); !ok {
+		return nil, &rateLimited{cluster: key.Cluster, retryAfter: wait}
+	}
 	in, opts, cv := RecommendFromProto(req, s.cfg.Defaults)
 	violations = append(violations, cv...)
 	if len(cv) == 0 {
@@ -90,7 +96,7 @@ func (s *Server) recommend(ctx context.Context, req *pb.RecommendRequest) (*pb.R
 	id := newRecommendationID()
 	var decision recommender.Decision
 	var scaled bool
-	_, err := s.store.Update(ctx, key, func(cur *store.Target) (*store.Target, error) {
+	_, err = s.store.Update(ctx, key, func(cur *store.Target) (*store.Target, error) {
 		d, next := decide(now, opts, in, cur)
 		next.Key = key
 		next.LastSeen = now
@@ -154,7 +160,10 @@ func (s *Server) ReportScale(ctx context.Context, req *pb.ReportScaleRequest) (*
 }
 
 func (s *Server) reportScale(ctx context.Context, req *pb.ReportScaleRequest) (*pb.ReportScaleResponse, error) {
-	key, violations := targetKey(req.GetTarget(), "target")
+	key, violations, err := s.authorizedKey(ctx, req.GetTarget(), "target")
+	if err != nil {
+		return nil, err
+	}
 	id := req.GetRecommendationId()
 	if id == "" {
 		violations = append(violations, FieldViolation{Field: "recommendationId", Description: "Required value: the recommendationId a Recommend returned"})
@@ -167,7 +176,7 @@ func (s *Server) reportScale(ctx context.Context, req *pb.ReportScaleRequest) (*
 	}
 	now := s.now()
 	recorded := false
-	_, err := s.store.Update(ctx, key, func(cur *store.Target) (*store.Target, error) {
+	_, err = s.store.Update(ctx, key, func(cur *store.Target) (*store.Target, error) {
 		recorded = false
 		if cur == nil {
 			return nil, &notFound{fmt.Sprintf("target %s not found", key)}
@@ -254,7 +263,10 @@ func (s *Server) GetTarget(ctx context.Context, req *pb.GetTargetRequest) (*pb.G
 }
 
 func (s *Server) getTarget(ctx context.Context, req *pb.GetTargetRequest) (*pb.GetTargetResponse, error) {
-	key, violations := targetKey(req.GetTarget(), "target")
+	key, violations, err := s.authorizedKey(ctx, req.GetTarget(), "target")
+	if err != nil {
+		return nil, err
+	}
 	if len(violations) > 0 {
 		return nil, &invalidArgument{violations}
 	}
@@ -290,6 +302,10 @@ func (s *Server) ListTargets(ctx context.Context, req *pb.ListTargetsRequest) (*
 }
 
 func (s *Server) listTargets(ctx context.Context, req *pb.ListTargetsRequest) (*pb.ListTargetsResponse, error) {
+	cluster, err := s.authorizedListCluster(ctx, req.GetCluster())
+	if err != nil {
+		return nil, err
+	}
 	size := int(req.GetPageSize())
 	switch {
 	case size < 0:
@@ -299,15 +315,18 @@ func (s *Server) listTargets(ctx context.Context, req *pb.ListTargetsRequest) (*
 	case size > maxPageSize:
 		size = maxPageSize
 	}
-	if req.GetNamespace() != "" && req.GetCluster() == "" {
+	if req.GetNamespace() != "" && cluster == "" {
 		return nil, &invalidArgument{[]FieldViolation{{Field: "cluster", Description: "Required value: a namespace filter needs a cluster"}}}
 	}
-	sums, next, err := s.store.List(ctx, store.ListOptions{Cluster: req.GetCluster(), Namespace: req.GetNamespace(), PageSize: size, PageToken: req.GetPageToken()})
+	sums, next, err := s.store.List(ctx, store.ListOptions{Cluster: cluster, Namespace: req.GetNamespace(), PageSize: size, PageToken: req.GetPageToken()})
 	if err != nil {
 		return nil, err
 	}
 	resp := &pb.ListTargetsResponse{NextPageToken: next}
 	for _, t := range sums {
+		if cluster != "" && t.Key.Cluster != cluster {
+			continue // never another tenant's names, whatever the page token
+		}
 		resp.Targets = append(resp.Targets, &pb.TargetSummary{
 			Target:          &pb.TargetRef{Cluster: t.Key.Cluster, Namespace: t.Key.Namespace, Name: t.Key.Name},
 			CurrentReplicas: t.CurrentReplicas,
@@ -320,7 +339,10 @@ func (s *Server) listTargets(ctx context.Context, req *pb.ListTargetsRequest) (*
 
 // DeleteTarget forgets a target.
 func (s *Server) DeleteTarget(ctx context.Context, req *pb.DeleteTargetRequest) (*pb.DeleteTargetResponse, error) {
-	key, violations := targetKey(req.GetTarget(), "target")
+	key, violations, err := s.authorizedKey(ctx, req.GetTarget(), "target")
+	if err != nil {
+		return nil, s.toStatus(ctx, "DeleteTarget", err)
+	}
 	if len(violations) > 0 {
 		return nil, s.toStatus(ctx, "DeleteTarget", &invalidArgument{violations})
 	}

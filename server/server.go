@@ -15,6 +15,7 @@ import (
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/auth"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/selector"
@@ -58,6 +59,10 @@ type Server struct {
 	health   *health.Server
 	metrics  *grpcprom.ServerMetrics
 
+	// Tenants (auth.go, ratelimit.go): nil when not configured.
+	tokens  *tokenFile
+	limiter *rateLimiter
+
 	mu   sync.Mutex
 	addr net.Addr
 }
@@ -88,6 +93,14 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		s.registry = prometheus.NewRegistry()
 		s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
+	if cfg.TokensFile != "" {
+		tf, err := loadTokenFile(cfg.TokensFile)
+		if err != nil {
+			return nil, err
+		}
+		s.tokens = tf
+	}
+	s.limiter = newRateLimiter(cfg.RateLimit, cfg.RateBurst)
 	opts, err := s.serverOptions()
 	if err != nil {
 		return nil, err
@@ -112,7 +125,8 @@ func (s *Server) setServing(ok bool) {
 }
 
 // serverOptions builds the transport and the interceptor chain: metrics, logging (health and
-// reflection skipped), then recovery innermost.
+// reflection skipped), auth when configured (health and reflection skipped), then recovery
+// innermost.
 func (s *Server) serverOptions() ([]grpc.ServerOption, error) {
 	metrics := grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram())
 	if err := s.registry.Register(metrics); err != nil {
@@ -130,17 +144,19 @@ func (s *Server) serverOptions() ([]grpc.ServerOption, error) {
 		s.log.ErrorContext(ctx, "panic in handler", "panic", p)
 		return status.Error(codes.Internal, "internal error")
 	})
+	unary := []grpc.UnaryServerInterceptor{
+		metrics.UnaryServerInterceptor(),
+		selector.UnaryServerInterceptor(logging.UnaryServerInterceptor(logger, logging.WithLogOnEvents(logging.FinishCall)), notProbe),
+	}
+	stream := []grpc.StreamServerInterceptor{metrics.StreamServerInterceptor()}
+	if s.authEnabled() {
+		unary = append(unary, selector.UnaryServerInterceptor(auth.UnaryServerInterceptor(s.authenticate), notProbe))
+		stream = append(stream, selector.StreamServerInterceptor(auth.StreamServerInterceptor(s.authenticate), notProbe))
+	}
 	opts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(s.cfg.MaxRequestBytes),
-		grpc.ChainUnaryInterceptor(
-			metrics.UnaryServerInterceptor(),
-			selector.UnaryServerInterceptor(logging.UnaryServerInterceptor(logger, logging.WithLogOnEvents(logging.FinishCall)), notProbe),
-			recovery.UnaryServerInterceptor(recover),
-		),
-		grpc.ChainStreamInterceptor(
-			metrics.StreamServerInterceptor(),
-			recovery.StreamServerInterceptor(recover),
-		),
+		grpc.ChainUnaryInterceptor(append(unary, recovery.UnaryServerInterceptor(recover))...),
+		grpc.ChainStreamInterceptor(append(stream, recovery.StreamServerInterceptor(recover))...),
 	}
 	if s.cfg.TLSCert != "" {
 		creds, err := s.transportCredentials()
@@ -153,11 +169,11 @@ func (s *Server) serverOptions() ([]grpc.ServerOption, error) {
 }
 
 func (s *Server) transportCredentials() (credentials.TransportCredentials, error) {
-	cert, err := tls.LoadX509KeyPair(s.cfg.TLSCert, s.cfg.TLSKey)
+	certs, err := newCertReloader(s.cfg.TLSCert, s.cfg.TLSKey, s.log)
 	if err != nil {
-		return nil, fmt.Errorf("load TLS key pair: %w", err)
+		return nil, err
 	}
-	tc := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	tc := &tls.Config{GetCertificate: certs.GetCertificate, MinVersion: tls.VersionTLS12}
 	if s.cfg.ClientCA != "" {
 		pem, err := os.ReadFile(s.cfg.ClientCA)
 		if err != nil {
@@ -169,6 +185,10 @@ func (s *Server) transportCredentials() (credentials.TransportCredentials, error
 		}
 		tc.ClientCAs = pool
 		tc.ClientAuth = tls.RequireAndVerifyClientCert
+		if s.tokens != nil {
+			// A bearer token alone suffices too; a certificate that is sent must verify.
+			tc.ClientAuth = tls.VerifyClientCertIfGiven
+		}
 	}
 	return credentials.NewTLS(tc), nil
 }
@@ -217,16 +237,20 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 
 	s.metrics.InitializeMetrics(s.grpc)
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	go func() { defer wg.Done(); s.watchStore(ctx) }()
 	go func() { defer wg.Done(); s.collectGarbage(ctx) }()
+	go func() { defer wg.Done(); s.watchTokens(ctx) }()
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- s.grpc.Serve(lis) }()
 	s.log.Info("serving", "listen", lis.Addr().String(), "metrics", s.cfg.MetricsListen, "store", s.cfg.Store,
-		"tls", s.cfg.TLSCert != "", "mtls", s.cfg.ClientCA != "")
-	if s.cfg.TLSCert == "" && s.cfg.TokensFile == "" {
+		"tls", s.cfg.TLSCert != "", "mtls", s.cfg.ClientCA != "", "tokens", s.cfg.TokensFile != "", "rate_limit", s.cfg.RateLimit)
+	switch {
+	case !s.authEnabled():
 		s.log.Warn("running without authentication: any caller may read and write every target; use --tls-cert/--client-ca or --tokens-file outside loopback")
+	case s.cfg.TLSCert == "":
+		s.log.Warn("bearer tokens travel in plaintext: use --tls-cert and --tls-key outside loopback")
 	}
 
 	var err error

@@ -1,0 +1,791 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"log/slog"
+	"math"
+	"math/big"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
+	"github.com/hpa-recommender/hpa-recommender/server"
+	"github.com/hpa-recommender/hpa-recommender/store"
+	"github.com/hpa-recommender/hpa-recommender/store/boltstore"
+	"github.com/hpa-recommender/hpa-recommender/store/memstore"
+)
+
+// --- certificates -------------------------------------------------------------------------
+
+// testCA is a certificate authority made for one test.
+type testCA struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+	file string // the CA certificate, PEM
+}
+
+var serial atomic.Int64
+
+func newKey(t *testing.T) *ecdsa.PrivateKey {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func writePEM(t *testing.T, path, typ string, der []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func newCA(t *testing.T, name string) *testCA {
+	t.Helper()
+	key := newKey(t)
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(serial.Add(1)),
+		Subject:               pkix.Name{CommonName: name},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), name+".pem")
+	writePEM(t, file, "CERTIFICATE", der)
+	return &testCA{cert: cert, key: key, file: file}
+}
+
+func (ca *testCA) pool() *x509.CertPool {
+	p := x509.NewCertPool()
+	p.AddCert(ca.cert)
+	return p
+}
+
+// issue signs a leaf from tmpl (serial, validity and key usage filled in) and writes it to
+// certFile and keyFile when they are not empty.
+func (ca *testCA) issue(t *testing.T, tmpl *x509.Certificate, certFile, keyFile string) tls.Certificate {
+	t.Helper()
+	key := newKey(t)
+	tmpl.SerialNumber = big.NewInt(serial.Add(1))
+	tmpl.NotBefore = time.Now().Add(-time.Hour)
+	tmpl.NotAfter = time.Now().Add(24 * time.Hour)
+	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if certFile != "" {
+		writePEM(t, certFile, "CERTIFICATE", der)
+		kder, err := x509.MarshalECPrivateKey(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writePEM(t, keyFile, "EC PRIVATE KEY", kder)
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
+}
+
+func serverCertTemplate() *x509.Certificate {
+	return &x509.Certificate{
+		Subject:     pkix.Name{CommonName: "hpa-recommender"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+}
+
+func clientCertTemplate(cn string, uri string) *x509.Certificate {
+	tmpl := &x509.Certificate{Subject: pkix.Name{CommonName: cn}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	if uri != "" {
+		u, _ := url.Parse(uri)
+		tmpl.URIs = []*url.URL{u}
+	}
+	return tmpl
+}
+
+// pkiFixture is a CA, the server's key pair for 127.0.0.1, and client certificates.
+type pkiFixture struct {
+	ca                *testCA
+	certFile, keyFile string
+	c1, c2, untrusted tls.Certificate
+}
+
+func newPKI(t *testing.T) *pkiFixture {
+	t.Helper()
+	dir := t.TempDir()
+	ca := newCA(t, "hpa-ca")
+	p := &pkiFixture{ca: ca, certFile: filepath.Join(dir, "server.pem"), keyFile: filepath.Join(dir, "server-key.pem")}
+	ca.issue(t, serverCertTemplate(), p.certFile, p.keyFile)
+	p.c1 = ca.issue(t, clientCertTemplate("not-the-cluster", "spiffe://hpa/cluster/c1"), "", "")
+	p.c2 = ca.issue(t, clientCertTemplate("c2", ""), "", "")
+	p.untrusted = newCA(t, "evil-ca").issue(t, clientCertTemplate("c1", "spiffe://hpa/cluster/c1"), "", "")
+	return p
+}
+
+// --- servers and clients ------------------------------------------------------------------
+
+// syncBuffer is a log sink safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// startAuthServer runs a real server on a loopback port with a real bbolt file and returns its
+// address and log.
+func startAuthServer(t *testing.T, mutate ...func(*server.Config)) (string, *syncBuffer) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "db")
+	st, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := server.DefaultConfig()
+	cfg.BoltPath = path
+	cfg.MetricsListen = ""
+	for _, m := range mutate {
+		m(&cfg)
+	}
+	logs := &syncBuffer{}
+	srv, err := server.New(cfg, server.Deps{Store: st, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, lis) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+		if err := st.Check(); err != nil {
+			t.Errorf("bbolt consistency: %v", err)
+		}
+		if err := st.Close(); err != nil {
+			t.Errorf("close store: %v", err)
+		}
+	})
+	return lis.Addr().String(), logs
+}
+
+func dialWith(t *testing.T, addr string, creds credentials.TransportCredentials) pb.RecommenderServiceClient {
+	t.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return pb.NewRecommenderServiceClient(conn)
+}
+
+func plaintext(t *testing.T, addr string) pb.RecommenderServiceClient {
+	return dialWith(t, addr, insecure.NewCredentials())
+}
+
+// tlsClient trusts ca for the server and presents cert when it is not nil.
+func tlsClient(t *testing.T, addr string, ca *testCA, cert *tls.Certificate) pb.RecommenderServiceClient {
+	tc := &tls.Config{RootCAs: ca.pool(), MinVersion: tls.VersionTLS12}
+	if cert != nil {
+		// Always present it: Go clients otherwise send no certificate the server's CA list
+		// does not cover, and the untrusted case would test nothing.
+		tc.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return cert, nil }
+	}
+	return dialWith(t, addr, credentials.NewTLS(tc))
+}
+
+func bearer(ctx context.Context, token string) context.Context {
+	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
+}
+
+const tokensFile = `# tenants
+tok-c1,c1
+  tok-c2 , c2
+
+tok-admin,*
+tok-old,c1,expires=2020-01-01T00:00:00Z
+tok-later,c2,expires=2999-01-01T00:00:00Z
+`
+
+func writeTokens(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// request is externalRequest for target cluster/namespace/name (cluster may be empty).
+func request(t *testing.T, cluster, namespace, name string) *pb.RecommendRequest {
+	req := externalRequest(t, 2, "30")
+	req.Target = &pb.TargetRef{Cluster: cluster, Namespace: namespace, Name: name}
+	return req
+}
+
+func wantCode(t *testing.T, what string, err error, want codes.Code) {
+	t.Helper()
+	if got := status.Code(err); got != want {
+		t.Errorf("%s: got %v, want %v", what, err, want)
+	}
+}
+
+func listNames(t *testing.T, ctx context.Context, c pb.RecommenderServiceClient, req *pb.ListTargetsRequest) []string {
+	t.Helper()
+	resp, err := c.ListTargets(ctx, req)
+	if err != nil {
+		t.Fatalf("ListTargets(%v): %v", req, err)
+	}
+	var out []string
+	for _, s := range resp.Targets {
+		out = append(out, s.Target.Cluster+"/"+s.Target.Namespace+"/"+s.Target.Name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// --- tests --------------------------------------------------------------------------------
+
+func TestBearerTokens(t *testing.T) {
+	addr, _ := startAuthServer(t, func(c *server.Config) { c.TokensFile = writeTokens(t, tokensFile) })
+	c := plaintext(t, addr)
+	tests := []struct {
+		name   string
+		header string // the authorization header; empty sends none
+		want   codes.Code
+	}{
+		{name: "no credentials", want: codes.Unauthenticated},
+		{name: "unknown token", header: "Bearer tok-nobody-knows", want: codes.Unauthenticated},
+		{name: "expired token", header: "Bearer tok-old", want: codes.Unauthenticated},
+		{name: "wrong scheme", header: "Basic tok-c1", want: codes.Unauthenticated},
+		{name: "no scheme", header: "tok-c1", want: codes.Unauthenticated},
+		{name: "empty token", header: "Bearer ", want: codes.Unauthenticated},
+		{name: "prefix of a token", header: "Bearer tok-c", want: codes.Unauthenticated},
+		{name: "valid token", header: "Bearer tok-c1", want: codes.OK},
+		{name: "valid token, lower-case scheme", header: "bearer tok-c1", want: codes.OK},
+		{name: "token that expires later", header: "Bearer tok-later", want: codes.OK},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			if tc.header != "" {
+				ctx = metadata.AppendToOutgoingContext(ctx, "authorization", tc.header)
+			}
+			_, err := c.Recommend(ctx, request(t, "", "shop", "web"))
+			wantCode(t, "Recommend", err, tc.want)
+			if tok, _ := strings.CutPrefix(tc.header, "Bearer "); err != nil && tok != "" && strings.Contains(status.Convert(err).Message(), tok) {
+				t.Errorf("the message %q echoes the token", status.Convert(err).Message())
+			}
+		})
+	}
+	t.Run("expired says so", func(t *testing.T) {
+		_, err := c.GetTarget(bearer(t.Context(), "tok-old"), &pb.GetTargetRequest{Target: &pb.TargetRef{Namespace: "shop", Name: "web"}})
+		if !strings.Contains(status.Convert(err).Message(), "expired") {
+			t.Errorf("got %v, want a message saying the token expired", err)
+		}
+	})
+	t.Run("health and reflection need no credentials", func(t *testing.T) {
+		conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if _, err := healthpb.NewHealthClient(conn).Check(t.Context(), &healthpb.HealthCheckRequest{}); err != nil {
+			t.Errorf("health: %v", err)
+		}
+	})
+}
+
+func TestTenantsTouchOnlyTheirCluster(t *testing.T) {
+	addr, _ := startAuthServer(t, func(c *server.Config) { c.TokensFile = writeTokens(t, tokensFile) })
+	c := plaintext(t, addr)
+	ctx := t.Context()
+	c1, c2, admin := bearer(ctx, "tok-c1"), bearer(ctx, "tok-c2"), bearer(ctx, "tok-admin")
+
+	// An empty cluster is the caller's; its own name explicitly is fine too.
+	if _, err := c.Recommend(c1, request(t, "", "shop", "web")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Recommend(c2, request(t, "c2", "shop", "secret-api")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.GetTarget(c1, &pb.GetTargetRequest{Target: &pb.TargetRef{Namespace: "shop", Name: "web"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Target.Cluster != "c1" {
+		t.Errorf("stored under cluster %q, want the caller's c1", got.Target.Cluster)
+	}
+
+	// Another cluster's target: PermissionDenied for every RPC, naming nothing of it.
+	theirs := &pb.TargetRef{Cluster: "c2", Namespace: "shop", Name: "secret-api"}
+	denied := map[string]error{}
+	_, denied["Recommend"] = c.Recommend(c1, request(t, "c2", "shop", "secret-api"))
+	_, denied["Recommend (new target)"] = c.Recommend(c1, request(t, "c9", "shop", "web"))
+	_, denied["ReportScale"] = c.ReportScale(c1, &pb.ReportScaleRequest{Target: theirs, RecommendationId: "x", Succeeded: true})
+	_, denied["GetTarget"] = c.GetTarget(c1, &pb.GetTargetRequest{Target: theirs})
+	_, denied["DeleteTarget"] = c.DeleteTarget(c1, &pb.DeleteTargetRequest{Target: theirs})
+	_, denied["ListTargets"] = c.ListTargets(c1, &pb.ListTargetsRequest{Cluster: "c2"})
+	for name, err := range denied {
+		wantCode(t, name, err, codes.PermissionDenied)
+		if strings.Contains(status.Convert(err).Message(), "secret-api") {
+			t.Errorf("%s: message %q names the other tenant's target", name, status.Convert(err).Message())
+		}
+	}
+
+	// ListTargets never shows another tenant's names; admin sees both.
+	for _, req := range []*pb.ListTargetsRequest{{}, {Cluster: "c1"}, {Namespace: "shop"}, {PageSize: 1}} {
+		if diff := cmpStrings(listNames(t, c1, c, req), []string{"c1/shop/web"}); diff != "" {
+			t.Errorf("c1 ListTargets(%v): %s", req, diff)
+		}
+	}
+	if diff := cmpStrings(listNames(t, c2, c, &pb.ListTargetsRequest{}), []string{"c2/shop/secret-api"}); diff != "" {
+		t.Errorf("c2 ListTargets: %s", diff)
+	}
+	if diff := cmpStrings(listNames(t, admin, c, &pb.ListTargetsRequest{}), []string{"c1/shop/web", "c2/shop/secret-api"}); diff != "" {
+		t.Errorf("admin ListTargets: %s", diff)
+	}
+	if diff := cmpStrings(listNames(t, admin, c, &pb.ListTargetsRequest{Cluster: "c2"}), []string{"c2/shop/secret-api"}); diff != "" {
+		t.Errorf("admin ListTargets c2: %s", diff)
+	}
+
+	// Admin reads any cluster but must name it; it may write on behalf of a named cluster.
+	if _, err := c.GetTarget(admin, &pb.GetTargetRequest{Target: theirs}); err != nil {
+		t.Errorf("admin GetTarget: %v", err)
+	}
+	_, err = c.GetTarget(admin, &pb.GetTargetRequest{Target: &pb.TargetRef{Namespace: "shop", Name: "web"}})
+	wantCode(t, "admin GetTarget without a cluster", err, codes.InvalidArgument)
+	_, err = c.Recommend(admin, request(t, "", "shop", "web"))
+	wantCode(t, "admin Recommend without a cluster", err, codes.InvalidArgument)
+	if _, err := c.Recommend(admin, request(t, "c3", "shop", "web")); err != nil {
+		t.Errorf("admin Recommend for c3: %v", err)
+	}
+	if _, err := c.DeleteTarget(admin, &pb.DeleteTargetRequest{Target: theirs}); err != nil {
+		t.Errorf("admin DeleteTarget: %v", err)
+	}
+
+	// Simulate touches no stored data: any identity, but an identity.
+	sim := &pb.SimulateRequest{Spec: externalRequest(t, 0, "0").Spec, InitialReplicas: 2,
+		Steps: []*pb.SimulateStep{{Time: timestamppb.New(t0), Metrics: externalRequest(t, 0, "50").Metrics}}}
+	if _, err := c.Simulate(c2, sim); err != nil {
+		t.Errorf("Simulate with a token: %v", err)
+	}
+	_, err = c.Simulate(ctx, sim)
+	wantCode(t, "Simulate without credentials", err, codes.Unauthenticated)
+}
+
+func cmpStrings(got, want []string) string {
+	if slices.Equal(got, want) {
+		return ""
+	}
+	return "got " + strings.Join(got, ",") + ", want " + strings.Join(want, ",")
+}
+
+func TestMutualTLS(t *testing.T) {
+	p := newPKI(t)
+	addr, logs := startAuthServer(t, func(c *server.Config) {
+		c.TLSCert, c.TLSKey, c.ClientCA = p.certFile, p.keyFile, p.ca.file
+	})
+	ctx := t.Context()
+	c1 := tlsClient(t, addr, p.ca, &p.c1)
+	c2 := tlsClient(t, addr, p.ca, &p.c2)
+
+	// The URI SAN's last segment names the cluster (not the CN); without a URI SAN, the CN.
+	if _, err := c1.Recommend(ctx, request(t, "", "shop", "web")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c2.Recommend(ctx, request(t, "c2", "shop", "api")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c1.GetTarget(ctx, &pb.GetTargetRequest{Target: &pb.TargetRef{Namespace: "shop", Name: "web"}})
+	if err != nil || got.Target.Cluster != "c1" {
+		t.Errorf("c1's target: %v, %v; want it stored under c1", got.GetTarget(), err)
+	}
+	if diff := cmpStrings(listNames(t, ctx, c2, &pb.ListTargetsRequest{}), []string{"c2/shop/api"}); diff != "" {
+		t.Errorf("c2 ListTargets: %s", diff)
+	}
+	_, err = c1.GetTarget(ctx, &pb.GetTargetRequest{Target: &pb.TargetRef{Cluster: "c2", Namespace: "shop", Name: "api"}})
+	wantCode(t, "c1 reads c2's target", err, codes.PermissionDenied)
+	_, err = c1.Recommend(ctx, request(t, "c2", "shop", "api"))
+	wantCode(t, "c1 writes c2's target", err, codes.PermissionDenied)
+
+	// Tokens are not enabled on this server: a bearer header is refused, not ignored.
+	_, err = c1.GetTarget(bearer(ctx, "tok-c1"), &pb.GetTargetRequest{Target: &pb.TargetRef{Namespace: "shop", Name: "web"}})
+	wantCode(t, "bearer token without --tokens-file", err, codes.Unauthenticated)
+
+	// Handshake failures: no client certificate, an untrusted one, or no TLS at all.
+	for name, c := range map[string]pb.RecommenderServiceClient{
+		"no client certificate": tlsClient(t, addr, p.ca, nil),
+		"untrusted certificate": tlsClient(t, addr, p.ca, &p.untrusted),
+		"plaintext against TLS": plaintext(t, addr),
+	} {
+		_, err := c.ListTargets(ctx, &pb.ListTargetsRequest{})
+		wantCode(t, name, err, codes.Unavailable)
+	}
+	if strings.Contains(logs.String(), "running without authentication") {
+		t.Errorf("an mTLS server logs that it runs without authentication:\n%s", logs)
+	}
+}
+
+func TestMutualTLSWithTokens(t *testing.T) {
+	p := newPKI(t)
+	addr, _ := startAuthServer(t, func(c *server.Config) {
+		c.TLSCert, c.TLSKey, c.ClientCA = p.certFile, p.keyFile, p.ca.file
+		c.TokensFile = writeTokens(t, tokensFile)
+	})
+	ctx := t.Context()
+	noCert := tlsClient(t, addr, p.ca, nil)
+	c1 := tlsClient(t, addr, p.ca, &p.c1)
+
+	if _, err := c1.Recommend(ctx, request(t, "", "shop", "web")); err != nil {
+		t.Errorf("a valid certificate alone: %v", err)
+	}
+	if _, err := noCert.Recommend(bearer(ctx, "tok-c2"), request(t, "", "shop", "api")); err != nil {
+		t.Errorf("a valid token alone over TLS: %v", err)
+	}
+	_, err := noCert.ListTargets(ctx, &pb.ListTargetsRequest{})
+	wantCode(t, "neither certificate nor token", err, codes.Unauthenticated)
+	_, err = c1.ListTargets(bearer(ctx, "tok-nobody-knows"), &pb.ListTargetsRequest{})
+	wantCode(t, "a valid certificate with an unknown token", err, codes.Unauthenticated)
+	_, err = tlsClient(t, addr, p.ca, &p.untrusted).ListTargets(bearer(ctx, "tok-c1"), &pb.ListTargetsRequest{})
+	wantCode(t, "an untrusted certificate with a valid token", err, codes.Unavailable)
+	// The token decides the identity when one is sent.
+	if diff := cmpStrings(listNames(t, bearer(ctx, "tok-admin"), c1, &pb.ListTargetsRequest{}), []string{"c1/shop/web", "c2/shop/api"}); diff != "" {
+		t.Errorf("c1 certificate with the admin token: %s", diff)
+	}
+}
+
+func retryDelay(err error) time.Duration {
+	for _, d := range status.Convert(err).Details() {
+		if ri, ok := d.(*errdetails.RetryInfo); ok {
+			return ri.GetRetryDelay().AsDuration()
+		}
+	}
+	return -1
+}
+
+func TestRateLimitPerCluster(t *testing.T) {
+	addr, _ := startAuthServer(t, func(c *server.Config) { c.RateLimit, c.RateBurst = 0.5, 2 })
+	c := plaintext(t, addr)
+	ctx := t.Context()
+	for i := range 2 {
+		if _, err := c.Recommend(ctx, request(t, "c1", "shop", "web")); err != nil {
+			t.Fatalf("call %d within the burst: %v", i, err)
+		}
+	}
+	_, err := c.Recommend(ctx, request(t, "c1", "shop", "web"))
+	wantCode(t, "over the burst", err, codes.ResourceExhausted)
+	if d := retryDelay(err); d <= 0 || d > 2*time.Second {
+		t.Errorf("RetryInfo delay %v, want in (0, 2s] (one token at 0.5/s)", d)
+	}
+	// Another cluster has its own bucket; other RPCs are not limited.
+	if _, err := c.Recommend(ctx, request(t, "c2", "shop", "web")); err != nil {
+		t.Errorf("another cluster: %v", err)
+	}
+	if _, err := c.GetTarget(ctx, &pb.GetTargetRequest{Target: &pb.TargetRef{Cluster: "c1", Namespace: "shop", Name: "web"}}); err != nil {
+		t.Errorf("GetTarget of the limited cluster: %v", err)
+	}
+}
+
+func TestFloodFromOneTenantDoesNotStarveAnother(t *testing.T) {
+	addr, _ := startAuthServer(t, func(c *server.Config) {
+		c.TokensFile = writeTokens(t, tokensFile)
+		c.RateLimit, c.RateBurst = 10, 10
+	})
+	c := plaintext(t, addr)
+	ctx := t.Context()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var floodOK, floodLimited, floodOther atomic.Int64
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fctx := bearer(ctx, "tok-c1")
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				req := request(t, "", "shop", "web")
+				req.DryRun = true
+				_, err := c.Recommend(fctx, req)
+				switch status.Code(err) {
+				case codes.OK:
+					floodOK.Add(1)
+				case codes.ResourceExhausted:
+					floodLimited.Add(1)
+				default:
+					floodOther.Add(1)
+				}
+			}
+		}()
+	}
+	// c2 stays under its rate (about 5/s) during the flood: every call must succeed.
+	var failures []error
+	for i := range 15 {
+		if _, err := c.Recommend(bearer(ctx, "tok-c2"), request(t, "", "shop", "api")); err != nil {
+			failures = append(failures, err)
+		}
+		if i < 14 {
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if len(failures) > 0 {
+		t.Errorf("c2 failed %d of 15 calls during c1's flood: %v", len(failures), failures)
+	}
+	if floodLimited.Load() == 0 || floodOK.Load() == 0 {
+		t.Errorf("flood: %d OK, %d limited; want both", floodOK.Load(), floodLimited.Load())
+	}
+	if n := floodOther.Load(); n > 0 {
+		t.Errorf("flood: %d calls failed with something other than ResourceExhausted", n)
+	}
+	// About 3s at 10/s plus a burst of 10: far fewer than the flood sent.
+	if n := floodOK.Load(); n > 60 {
+		t.Errorf("flood: %d calls allowed in about 3s at 10/s", n)
+	}
+}
+
+func TestTokensFileErrorsNameTheLine(t *testing.T) {
+	tests := []struct {
+		name    string
+		content string
+		want    []string
+	}{
+		{"duplicate token", "s3cret-a,c1\n# comment\n\ns3cret-a,c2\n", []string{":4:", "duplicate token (first on line 1)"}},
+		{"missing cluster", "s3cret-a\n", []string{":1:", "want token,cluster"}},
+		{"empty cluster", "s3cret-a, \n", []string{":1:", "empty cluster"}},
+		{"bad expiry", "ok,c1\ns3cret-a,c1,expires=tomorrow\n", []string{":2:", "RFC 3339"}},
+		{"unknown third field", "s3cret-a,c1,ttl=1h\n", []string{":1:", "expires="}},
+		{"too many fields", "s3cret-a,c1,expires=2030-01-01T00:00:00Z,x\n", []string{":1:", "4 fields"}},
+		{"several errors", "s3cret-a\n\ns3cret-b,\n", []string{":1:", ":3:"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := server.DefaultConfig()
+			cfg.Store, cfg.TokensFile = server.StoreMemory, writeTokens(t, tc.content)
+			_, err := server.New(cfg, server.Deps{Store: memStore(t)})
+			if err == nil {
+				t.Fatal("New succeeded, want an error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), "s3cret") {
+				t.Errorf("error %q echoes a token", err)
+			}
+		})
+	}
+	t.Run("missing file", func(t *testing.T) {
+		cfg := server.DefaultConfig()
+		cfg.TokensFile = filepath.Join(t.TempDir(), "nope")
+		if _, err := server.New(cfg, server.Deps{Store: memStore(t)}); err == nil || !strings.Contains(err.Error(), "tokens file") {
+			t.Errorf("got %v, want a tokens file error", err)
+		}
+	})
+}
+
+func TestTokensFileReloadsWhenItChanges(t *testing.T) {
+	path := writeTokens(t, tokensFile)
+	addr, logs := startAuthServer(t, func(c *server.Config) { c.TokensFile = path })
+	c := plaintext(t, addr)
+	ctx := t.Context()
+	list := func(tok string) error {
+		_, err := c.ListTargets(bearer(ctx, tok), &pb.ListTargetsRequest{})
+		return err
+	}
+	if err := list("tok-c1"); err != nil {
+		t.Fatal(err)
+	}
+	rewrite := func(content string, age time.Duration) {
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// A distinct modification time even on coarse file systems.
+		mt := time.Now().Add(age)
+		if err := os.Chtimes(path, mt, mt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rewrite("tok-new,c3\n", time.Minute)
+	deadline := time.Now().Add(15 * time.Second)
+	for list("tok-new") != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("the new token never worked:\n%s", logs)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	wantCode(t, "a removed token", list("tok-c1"), codes.Unauthenticated)
+
+	// A broken file leaves the previous tokens in force and says so in the log.
+	rewrite("tok-new\n", 2*time.Minute)
+	deadline = time.Now().Add(15 * time.Second)
+	for !strings.Contains(logs.String(), "tokens file not reloaded") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no reload error logged:\n%s", logs)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := list("tok-new"); err != nil {
+		t.Errorf("after a broken reload: %v", err)
+	}
+}
+
+func TestTLSCertificateReloadsWhenItChanges(t *testing.T) {
+	p := newPKI(t)
+	addr, _ := startAuthServer(t, func(c *server.Config) { c.TLSCert, c.TLSKey = p.certFile, p.keyFile })
+	served := func() *big.Int {
+		conn, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: p.ca.pool(), NextProtos: []string{"h2"}, MinVersion: tls.VersionTLS12})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		return conn.ConnectionState().PeerCertificates[0].SerialNumber
+	}
+	before := served()
+	next := p.ca.issue(t, serverCertTemplate(), p.certFile, p.keyFile)
+	mt := time.Now().Add(time.Minute)
+	for _, f := range []string{p.certFile, p.keyFile} {
+		if err := os.Chtimes(f, mt, mt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := served()
+		if got.Cmp(next.Leaf.SerialNumber) == 0 {
+			break
+		}
+		if got.Cmp(before) != 0 || time.Now().After(deadline) {
+			t.Fatalf("serving serial %v, want %v (was %v)", got, next.Leaf.SerialNumber, before)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// The gRPC service still works over the new certificate.
+	if _, err := tlsClient(t, addr, p.ca, nil).ListTargets(t.Context(), &pb.ListTargetsRequest{}); err != nil {
+		t.Errorf("after reload: %v", err)
+	}
+}
+
+func TestOpenModeSaysSo(t *testing.T) {
+	p := newPKI(t)
+	tests := []struct {
+		name   string
+		mutate func(*server.Config)
+		warned bool
+	}{
+		{"plaintext, no auth", func(*server.Config) {}, true},
+		{"TLS without client auth", func(c *server.Config) { c.TLSCert, c.TLSKey = p.certFile, p.keyFile }, true},
+		{"tokens", func(c *server.Config) { c.TokensFile = writeTokens(t, tokensFile) }, false},
+		{"mTLS", func(c *server.Config) { c.TLSCert, c.TLSKey, c.ClientCA = p.certFile, p.keyFile, p.ca.file }, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, logs := startAuthServer(t, tc.mutate)
+			deadline := time.Now().Add(5 * time.Second)
+			for !strings.Contains(logs.String(), "msg=serving") && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if got := strings.Contains(logs.String(), "running without authentication"); got != tc.warned {
+				t.Errorf("warned %v, want %v:\n%s", got, tc.warned, logs)
+			}
+		})
+	}
+	// Open mode keeps "default" for an empty cluster and lets anyone read anything.
+	addr, _ := startAuthServer(t)
+	c := plaintext(t, addr)
+	if _, err := c.Recommend(t.Context(), request(t, "", "shop", "web")); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmpStrings(listNames(t, t.Context(), c, &pb.ListTargetsRequest{}), []string{"default/shop/web"}); diff != "" {
+		t.Errorf("open mode: %s", diff)
+	}
+}
+
+func TestConfigValidatesRateLimit(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*server.Config)
+		want   string
+	}{
+		{"negative rate", func(c *server.Config) { c.RateLimit = -1 }, "--rate-limit"},
+		{"infinite rate", func(c *server.Config) { c.RateLimit = math.Inf(1) }, "--rate-limit"},
+		{"no burst", func(c *server.Config) { c.RateLimit, c.RateBurst = 5, 0 }, "--rate-burst"},
+		{"valid", func(c *server.Config) { c.RateLimit, c.RateBurst, c.TokensFile = 5, 1, "tokens" }, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := server.DefaultConfig()
+			tc.mutate(&cfg)
+			err := cfg.Validate()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("got %v, want no error", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("got %v, want an error naming %s", err, tc.want)
+			}
+		})
+	}
+}
+
+func memStore(t *testing.T) store.Store {
+	st := memstore.New()
+	t.Cleanup(func() { st.Close() })
+	return st
+}
