@@ -206,6 +206,19 @@ type Simulation struct {
 // defaults; an absent statusReplicas is currentReplicas. A nil spec stays nil.
 func RecommendFromProto(req *pb.RecommendRequest, defaults recommender.Options) (recommender.Input, recommender.Options, []FieldViolation) {
 	c := newConverter("")
+	var spec *recommender.Spec
+	if s := req.GetSpec(); s != nil {
+		c.push("spec")
+		spec = c.spec(s)
+		c.pop()
+	}
+	in, opts := c.recommendInput(req, defaults)
+	in.Spec = spec
+	return in, opts, c.violations
+}
+
+// recommendInput converts everything of a RecommendRequest but its spec (in.Spec stays nil).
+func (c *converter) recommendInput(req *pb.RecommendRequest, defaults recommender.Options) (recommender.Input, recommender.Options) {
 	in := recommender.Input{
 		CurrentReplicas: req.GetCurrentReplicas(),
 		StatusReplicas:  req.GetCurrentReplicas(),
@@ -213,17 +226,12 @@ func RecommendFromProto(req *pb.RecommendRequest, defaults recommender.Options) 
 	if req != nil && req.StatusReplicas != nil {
 		in.StatusReplicas = *req.StatusReplicas
 	}
-	if s := req.GetSpec(); s != nil {
-		c.push("spec")
-		in.Spec = c.spec(s)
-		c.pop()
-	}
 	in.Pods = c.pods("pods", req.GetPods())
 	in.Metrics = c.observations("metrics", req.GetMetrics())
 	c.push("options")
 	opts := c.options(req.GetOptions(), defaults)
 	c.pop()
-	return in, opts, c.violations
+	return in, opts
 }
 
 // SimulationFromProto converts a SimulateRequest. Absent options take defaults.

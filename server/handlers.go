@@ -76,11 +76,8 @@ func (s *Server) recommend(ctx context.Context, req *pb.RecommendRequest) (*pb.R
 	if ok, wait := s.limiter.allow(key.Cluster); !ok {
 		return nil, &rateLimited{cluster: key.Cluster, retryAfter: wait}
 	}
-	in, opts, cv := RecommendFromProto(req, s.cfg.Defaults)
+	in, opts, cv := s.decisionInput(req)
 	violations = append(violations, cv...)
-	if len(cv) == 0 {
-		violations = append(violations, fieldErrors(recommender.ValidateInput(&in, "", recommender.Limits{MaxPods: s.cfg.MaxPods}))...)
-	}
 	if len(violations) > 0 {
 		return nil, &invalidArgument{violations}
 	}
@@ -96,7 +93,7 @@ func (s *Server) recommend(ctx context.Context, req *pb.RecommendRequest) (*pb.R
 	id := newRecommendationID()
 	var decision recommender.Decision
 	var scaled bool
-	_, err = s.store.Update(ctx, key, func(cur *store.Target) (*store.Target, error) {
+	err = s.apply(ctx, key, func(cur *store.Target) (*store.Target, error) {
 		d, next := decide(now, opts, in, cur)
 		next.Key = key
 		next.LastSeen = now
@@ -176,7 +173,7 @@ func (s *Server) reportScale(ctx context.Context, req *pb.ReportScaleRequest) (*
 	}
 	now := s.now()
 	recorded := false
-	_, err = s.store.Update(ctx, key, func(cur *store.Target) (*store.Target, error) {
+	err = s.apply(ctx, key, func(cur *store.Target) (*store.Target, error) {
 		recorded = false
 		if cur == nil {
 			return nil, &notFound{fmt.Sprintf("target %s not found", key)}

@@ -58,6 +58,7 @@ type Server struct {
 	grpc     *grpc.Server
 	health   *health.Server
 	metrics  *grpcprom.ServerMetrics
+	specs    specCache // decisionInput's converted specs
 
 	// Tenants (auth.go, ratelimit.go): nil when not configured.
 	tokens  *tokenFile

@@ -130,6 +130,23 @@ func (s *Store) Get(ctx context.Context, key store.Key) (*store.Target, error) {
 // Update implements store.Store. It joins a db.Batch, so fn may run more than once and in a
 // transaction shared with other keys' updates; fn must not call the store.
 func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) (*store.Target, error) {
+	result, err := s.update(ctx, key, fn)
+	if err != nil || result == nil {
+		return nil, err
+	}
+	return decode(key, result)
+}
+
+// Apply is Update without its result: it skips decoding the stored record after the commit,
+// which is most of an Update's CPU for callers that ignore the result (the server's Recommend
+// and ReportScale). fn runs exactly as in Update, under the same contract.
+func (s *Store) Apply(ctx context.Context, key store.Key, fn store.UpdateFunc) error {
+	_, err := s.update(ctx, key, fn)
+	return err
+}
+
+// update runs fn in a batch and returns the record stored afterwards (nil: none).
+func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc) ([]byte, error) {
 	if err := codec.CheckKey(key); err != nil {
 		return nil, err
 	}
@@ -187,10 +204,7 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 	if fnErr != nil {
 		return nil, fnErr
 	}
-	if result == nil {
-		return nil, nil
-	}
-	return decode(key, result)
+	return result, nil
 }
 
 // Delete implements store.Store. It is rare, so it takes its own transaction instead of a batch.

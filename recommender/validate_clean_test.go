@@ -1,0 +1,75 @@
+package recommender
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// FuzzCleanChecksAgree checks that the allocation-free fast paths (podsClean,
+// podSamplesClean) say "clean" exactly when the full validation finds nothing (podsClean may
+// say "not clean" of a valid pod with more than 16 containers: the full check then decides), over pods and
+// samples built from a few fuzzed knobs that hit every rule.
+func FuzzCleanChecksAgree(f *testing.F) {
+	f.Add(uint8(3), uint8(1), uint8(0), uint8(0), uint8(0), int64(500), int64(0))
+	f.Add(uint8(5), uint8(2), uint8(1), uint8(1), uint8(0), int64(-1), int64(-5))
+	f.Add(uint8(2), uint8(17), uint8(0), uint8(2), uint8(3), int64(100), int64(1))
+	f.Add(uint8(4), uint8(1), uint8(2), uint8(3), uint8(1), int64(0), int64(0))
+	f.Add(uint8(4), uint8(3), uint8(4), uint8(4), uint8(2), int64(1), int64(0))
+	f.Fuzz(func(t *testing.T, nPods, nContainers, nameMode, phaseMode, initMode uint8, req, window int64) {
+		n := int(nPods % 8)
+		pods := make([]Pod, n)
+		samples := make([]PodSample, n)
+		phases := []string{PodRunning, PodPending, "", "Bogus", PodUnknown}
+		for i := range pods {
+			name := fmt.Sprintf("p%d", i)
+			switch {
+			case nameMode%5 == 1 && i == n-1:
+				name = "" // empty name
+			case nameMode%5 == 2 && i == n-1 && i > 0:
+				name = "p0" // duplicate
+			}
+			pods[i] = Pod{Name: name, Phase: phases[int(phaseMode)%len(phases)*boolInt(i == 0)]}
+			for c := range int(nContainers % 20) {
+				cname := fmt.Sprintf("c%d", c)
+				if nameMode%5 == 3 && c == 1 {
+					cname = "c0"
+				}
+				if nameMode%5 == 4 && c == 0 {
+					cname = ""
+				}
+				reqs := map[string]resource.Quantity{"cpu": *resource.NewMilliQuantity(req, resource.DecimalSI)}
+				if req == 7 {
+					reqs[""] = resource.MustParse("1")
+				}
+				pods[i].Containers = append(pods[i].Containers, Container{Name: cname, Requests: reqs})
+			}
+			switch initMode % 4 {
+			case 1:
+				pods[i].InitContainers = []Container{{Name: "c0"}} // clashes with an app container
+			case 2:
+				pods[i].InitContainers = []Container{{Name: "init"}}
+			case 3:
+				pods[i].Requests = map[string]resource.Quantity{"cpu": *resource.NewMilliQuantity(req, resource.DecimalSI)}
+			}
+			samples[i] = PodSample{Pod: name, Window: time.Duration(window) * time.Second}
+		}
+		// podsClean may only be conservative for pods with more containers than it checks inline.
+		manyContainers := int(nContainers%20)+boolInt(initMode%4 == 1 || initMode%4 == 2) > 16
+		if got, want := podsClean(pods), len(validatePods(pods, nil, Limits{})) == 0; got != want && !(want && manyContainers) {
+			t.Errorf("podsClean = %v, validatePods found nothing = %v, pods %+v", got, want, pods)
+		}
+		if got, want := podSamplesClean(samples), len(validatePodSamples(samples, nil, Limits{})) == 0; got != want {
+			t.Errorf("podSamplesClean = %v, validatePodSamples found nothing = %v, samples %+v", got, want, samples)
+		}
+	})
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

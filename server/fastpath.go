@@ -1,0 +1,106 @@
+package server
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
+	"github.com/hpa-recommender/hpa-recommender/recommender"
+	"github.com/hpa-recommender/hpa-recommender/store"
+)
+
+// maxCachedSpecs bounds the spec cache; when full it starts over. A fleet sends far fewer
+// distinct specs than targets (one per HPA at most, and they change rarely), and an entry is
+// about a kilobyte.
+const maxCachedSpecs = 4096
+
+// specCache remembers the conversion and validation of the specs seen recently, keyed by
+// their deterministic wire encoding: every Recommend carries its target's full spec, and
+// converting and validating one (quantities, label selectors, policies) costs more than
+// encoding it. Equal encodings are equal specs, so a hit returns exactly what converting would.
+// The zero value is ready to use.
+type specCache struct {
+	mu sync.RWMutex
+	m  map[string]*specEntry
+}
+
+// specEntry is one converted spec. Everything in it is shared and must not be modified:
+// recommender.Decide only reads its spec (it defaults a copy).
+type specEntry struct {
+	spec *recommender.Spec
+	// conv are the conversion violations (paths under "spec"); when there are none, invalid
+	// are ValidateSpec's.
+	conv, invalid []FieldViolation
+}
+
+var deterministic = proto.MarshalOptions{Deterministic: true}
+
+func convertSpec(s *pb.HorizontalPodAutoscalerSpec) *specEntry {
+	c := newConverter("spec")
+	e := &specEntry{spec: c.spec(s), conv: c.violations}
+	if len(e.conv) == 0 {
+		e.invalid = fieldErrors(recommender.ValidateSpec(e.spec, "spec"))
+	}
+	return e
+}
+
+func (c *specCache) get(s *pb.HorizontalPodAutoscalerSpec) *specEntry {
+	b, err := deterministic.Marshal(s)
+	if err != nil {
+		return convertSpec(s)
+	}
+	c.mu.RLock()
+	e := c.m[string(b)]
+	c.mu.RUnlock()
+	if e != nil {
+		return e
+	}
+	e = convertSpec(s)
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxCachedSpecs {
+		c.m = make(map[string]*specEntry)
+	}
+	c.m[string(b)] = e
+	c.mu.Unlock()
+	return e
+}
+
+// decisionInput converts and validates a RecommendRequest's decision inputs: the same input,
+// options and violations (in the same order) as RecommendFromProto followed, when conversion
+// found nothing, by recommender.ValidateInput; the spec part comes from the cache.
+func (s *Server) decisionInput(req *pb.RecommendRequest) (recommender.Input, recommender.Options, []FieldViolation) {
+	limits := recommender.Limits{MaxPods: s.cfg.MaxPods}
+	if req.GetSpec() == nil {
+		in, opts, v := RecommendFromProto(req, s.cfg.Defaults)
+		if len(v) == 0 {
+			v = fieldErrors(recommender.ValidateInput(&in, "", limits))
+		}
+		return in, opts, v
+	}
+	e := s.specs.get(req.GetSpec())
+	c := newConverter("")
+	in, opts := c.recommendInput(req, s.cfg.Defaults)
+	in.Spec = e.spec
+	if len(e.conv) > 0 || len(c.violations) > 0 {
+		return in, opts, append(slices.Clone(e.conv), c.violations...)
+	}
+	return in, opts, append(slices.Clone(e.invalid), fieldErrors(recommender.ValidateObservations(&in, "", limits))...)
+}
+
+// applier is a store that can skip decoding Update's result (boltstore: the decode is most of
+// an update's CPU).
+type applier interface {
+	Apply(ctx context.Context, key store.Key, fn store.UpdateFunc) error
+}
+
+// apply is store.Update for callers that ignore its result.
+func (s *Server) apply(ctx context.Context, key store.Key, fn store.UpdateFunc) error {
+	if a, ok := s.store.(applier); ok {
+		return a.Apply(ctx, key, fn)
+	}
+	_, err := s.store.Update(ctx, key, fn)
+	return err
+}
