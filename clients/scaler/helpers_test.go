@@ -42,11 +42,22 @@ var t0 = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 
 // clock is a settable clock shared by the service and the scaler.
 type clock struct {
-	mu sync.Mutex
-	t  time.Time
+	mu   sync.Mutex
+	t    time.Time
+	real bool // follow time.Now
 }
 
-func (c *clock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func realClock() *clock { return &clock{real: true} }
+
+func (c *clock) Now() time.Time {
+	if c.real {
+		return time.Now()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
 func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 func newClock() *clock               { return &clock{t: t0} }
 func quiet() *slog.Logger            { return slog.New(slog.DiscardHandler) }
