@@ -35,7 +35,9 @@ type Config struct {
 	ManifestsReload time.Duration
 	// Kubeconfig is a kubeconfig file; empty uses the in-cluster configuration.
 	Kubeconfig string
-	// KubeQPS and KubeBurst bound the client-go rate to the API server (default 50 and 100).
+	// KubeQPS and KubeBurst bound each client-go client's rate to the API server (default 200
+	// and 400: 2,000 targets every 15 s read about 133 scales a second, and as many metric
+	// lists).
 	KubeQPS   float64
 	KubeBurst int
 
@@ -108,8 +110,8 @@ type OptionFlags struct {
 func DefaultConfig() Config {
 	return Config{
 		ManifestsReload:    10 * time.Second,
-		KubeQPS:            50,
-		KubeBurst:          100,
+		KubeQPS:            200,
+		KubeBurst:          400,
 		ServiceAddr:        "127.0.0.1:50051",
 		RPCTimeout:         5 * time.Second,
 		SyncPeriod:         15 * time.Second,
@@ -167,7 +169,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.ManifestsDir, "manifests-dir", c.ManifestsDir, "directory of autoscaling/v2 HorizontalPodAutoscaler manifests (required)")
 	fs.DurationVar(&c.ManifestsReload, "manifests-reload", c.ManifestsReload, "how often the manifests directory is checked for changes")
 	fs.StringVar(&c.Kubeconfig, "kubeconfig", c.Kubeconfig, "kubeconfig file (empty: in-cluster configuration)")
-	fs.Float64Var(&c.KubeQPS, "kube-qps", c.KubeQPS, "queries per second to the Kubernetes API server")
+	fs.Float64Var(&c.KubeQPS, "kube-qps", c.KubeQPS, "queries per second of each client to the Kubernetes API server")
 	fs.IntVar(&c.KubeBurst, "kube-burst", c.KubeBurst, "burst of queries to the Kubernetes API server")
 	fs.StringVar(&c.ServiceAddr, "service-addr", c.ServiceAddr, "hpa-recommender gRPC target")
 	fs.StringVar(&c.TLSCA, "tls-ca", c.TLSCA, "CA bundle verifying the service (enables TLS; reloaded on change)")
@@ -282,13 +284,16 @@ func (c *Config) Validate() error {
 	if t := c.Options.Tolerance; t != nil && (*t < 0 || *t != *t) {
 		bad("--tolerance must be a non-negative number")
 	}
-	for name, d := range map[string]*time.Duration{
-		"--cpu-initialization-period": c.Options.CPUInitializationPeriod,
-		"--initial-readiness-delay":   c.Options.InitialReadinessDelay,
-		"--downscale-stabilization":   c.Options.DownscaleStabilizationWindow,
+	for _, o := range []struct {
+		name string
+		d    *time.Duration
+	}{
+		{"--cpu-initialization-period", c.Options.CPUInitializationPeriod},
+		{"--initial-readiness-delay", c.Options.InitialReadinessDelay},
+		{"--downscale-stabilization", c.Options.DownscaleStabilizationWindow},
 	} {
-		if d != nil && *d < 0 {
-			bad("%s must not be negative", name)
+		if o.d != nil && *o.d < 0 {
+			bad("%s must not be negative", o.name)
 		}
 	}
 	return errors.Join(errs...)

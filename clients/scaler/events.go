@@ -63,6 +63,11 @@ func (s *Scaler) event(a *Autoscaler, sc *autoscalingv1.Scale, eventType, reason
 		return
 	}
 	msg := fmt.Sprintf(format, args...)
+	if s.cfg.DryRun || a.Shadow {
+		// Shadow mode writes nothing to the cluster, events included.
+		s.log.Info("shadow: would record event", "autoscaler", a.Key(), "type", eventType, "reason", reason, "message", msg)
+		return
+	}
 	s.kube.Events.Eventf(eventTarget(a, sc), eventType, reason, "HorizontalPodAutoscaler %s: %s", a.Name, msg)
 }
 

@@ -80,8 +80,8 @@ type targetState struct {
 	lastAnswer time.Time
 	// unreachable is true during an outage (for one event per transition).
 	unreachable bool
-	// fallback is true while decisions are local.
-	fallback bool
+	// fallback is true while decisions are local (atomic: SetAutoscalers reads it without mu).
+	fallback atomic.Bool
 	// local mirrors the service's stored state (kept only with FallbackAfter > 0).
 	local recommender.State
 }
@@ -146,6 +146,10 @@ func (s *Scaler) SetAutoscalers(as []*Autoscaler) {
 	}
 	for key, old := range s.autoscalers {
 		if _, ok := next[key]; !ok {
+			if ts := s.targets[key]; ts != nil && ts.fallback.Swap(false) {
+				s.fallbacks--
+				s.tel.fallbackTargets.Set(float64(s.fallbacks))
+			}
 			delete(s.targets, key)
 			s.tel.forget(old.Namespace, old.Name)
 		}
@@ -185,10 +189,9 @@ func (s *Scaler) target(key string) *targetState {
 }
 
 func (s *Scaler) setFallback(ts *targetState, on bool) {
-	if ts.fallback == on {
+	if ts.fallback.Swap(on) == on {
 		return
 	}
-	ts.fallback = on
 	s.mu.Lock()
 	if on {
 		s.fallbacks++
@@ -395,7 +398,7 @@ func (s *Scaler) gather(ctx context.Context, a *Autoscaler, shadow bool) (*gathe
 func (s *Scaler) serviceDown(ctx context.Context, log *slog.Logger, a *Autoscaler, ts *targetState, g *gathered, shadow bool, cause error) error {
 	stale := s.now().Sub(ts.lastAnswer)
 	useLocal := s.cfg.FallbackAfter > 0 && stale >= s.cfg.FallbackAfter
-	if !ts.unreachable || (useLocal && !ts.fallback) {
+	if !ts.unreachable || (useLocal && !ts.fallback.Load()) {
 		msg := "the hpa-recommender service is unreachable; not scaling (fail static)"
 		if useLocal {
 			dir := "scale-up only"

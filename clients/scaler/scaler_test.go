@@ -468,3 +468,36 @@ func TestServiceRestartKeepsHistory(t *testing.T) {
 		t.Errorf("scale-up events = %v, want the one from before the restart", ev)
 	}
 }
+
+func TestShadowModeRecordsNoEvents(t *testing.T) {
+	w := newWorld(t, nil, shadowHPA)
+	w.c.metricErr = apierrors.NewServiceUnavailable("metrics-server down")
+	if err := w.sync(t); err != nil {
+		t.Fatal(err)
+	}
+	w.c.getErr = apierrors.NewServiceUnavailable("apiserver")
+	if err := w.sync(t); err == nil {
+		t.Fatal("sync succeeded without a scale")
+	}
+	if ev := w.c.events(); len(ev) != 0 {
+		t.Errorf("events in shadow mode: %q", ev)
+	}
+}
+
+func TestRemovedAutoscalerLeavesFallback(t *testing.T) {
+	w := newWorld(t, func(c *Config) { c.FallbackAfter = time.Second })
+	w.rec.failRecs = 100
+	w.clk.Add(time.Minute)
+	_ = w.sync(t)
+	w.clk.Add(time.Minute)
+	if err := w.sync(t); err != nil {
+		t.Fatal(err)
+	}
+	if n := testutil.ToFloat64(w.s.tel.fallbackTargets); n != 1 {
+		t.Fatalf("fallback_targets = %v, want 1", n)
+	}
+	w.s.SetAutoscalers(nil)
+	if n := testutil.ToFloat64(w.s.tel.fallbackTargets); n != 0 {
+		t.Errorf("fallback_targets = %v after the autoscaler left, want 0", n)
+	}
+}
