@@ -5,11 +5,14 @@ import (
 	"flag"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/client-go/kubernetes/fake"
 )
 
@@ -189,5 +192,43 @@ func TestConfigValidate(t *testing.T) {
 				t.Errorf("Validate = %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestRunReloadsManifests(t *testing.T) {
+	w := newWorld(t, nil)
+	dir := t.TempDir()
+	writeFile(t, dir, "hpa.yaml", webHPA)
+	s := newScaler(t, w.c.kube, w.rec, w.clk, func(c *Config) {
+		c.ManifestsDir = dir
+		c.ManifestsReload = 20 * time.Millisecond
+		c.LeaderElect = false
+		c.HTTPListen = ""
+		c.SyncPeriod = time.Hour
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, RunDeps{}) }()
+	defer func() { cancel(); <-done }()
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	has := func(key string) bool { _, ok := s.Autoscaler(key); return ok }
+	waitFor("the initial manifests", func() bool { return has("shop/web-hpa") })
+	writeFile(t, dir, "more.yaml", strings.Replace(webHPA, "name: web-hpa", "name: api-hpa", 1))
+	waitFor("a new manifest", func() bool { return has("shop/api-hpa") })
+	if err := os.Remove(filepath.Join(dir, "hpa.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("a removed manifest", func() bool { return !has("shop/web-hpa") })
+	if n := testutil.ToFloat64(s.tel.autoscalers); n != 1 {
+		t.Errorf("autoscalers gauge = %v, want 1", n)
 	}
 }
