@@ -2,7 +2,9 @@ package boltstore_test
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,5 +42,52 @@ func TestApply(t *testing.T) {
 	}
 	if err := s.Check(); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestGroupCommitIsolatesFailures: in a commit shared by concurrent writers, a write whose
+// function panics fails alone, with an error, and every other write commits.
+func TestGroupCommitIsolatesFailures(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "hpa.db"))
+	const writers = 32
+	errs := make(chan error, writers)
+	for i := range writers {
+		go func() {
+			k := store.Key{Cluster: "c", Namespace: "ns", Name: fmt.Sprintf("t%d", i)}
+			_, err := s.Update(t.Context(), k, func(*store.Target) (*store.Target, error) {
+				if i == 7 {
+					panic("boom")
+				}
+				return &store.Target{Spec: recommender.Spec{MaxReplicas: int32(i)}}, nil
+			})
+			errs <- err
+		}()
+	}
+	failed := 0
+	for range writers {
+		if err := <-errs; err != nil {
+			failed++
+			if !strings.Contains(err.Error(), "boom") {
+				t.Errorf("failed write: %v, want the panic as an error", err)
+			}
+		}
+	}
+	if failed != 1 {
+		t.Errorf("%d writes failed, want only the panicking one", failed)
+	}
+	for i := range writers {
+		_, err := s.Get(t.Context(), store.Key{Cluster: "c", Namespace: "ns", Name: fmt.Sprintf("t%d", i)})
+		if (err != nil) != (i == 7) {
+			t.Errorf("Get(t%d): %v", i, err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Update(t.Context(), store.Key{Cluster: "c", Namespace: "ns", Name: "late"}, func(*store.Target) (*store.Target, error) {
+		return &store.Target{}, nil
+	})
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("Update after Close: %v, want ErrUnavailable", err)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -21,10 +23,13 @@ type Options struct {
 	// Timeout is how long Open waits for the file lock another process holds before failing.
 	// Default 1s; never infinite (bbolt's own default would hang).
 	Timeout time.Duration
-	// MaxBatchSize is the most Updates committed in one transaction. Default 64. bbolt's
-	// default (1000) makes a batch wait for its timer unless 1000 writers are queued.
+	// MaxBatchSize is the most Updates committed in one transaction. Default 64.
 	MaxBatchSize int
-	// MaxBatchDelay is how long a batch waits for more Updates before committing. Default 2ms.
+	// MaxBatchDelay selects the group commit. Zero (the default) commits as soon as the writer
+	// is free: one goroutine commits every Update queued while the previous commit was
+	// syncing, so a lone caller waits for one commit and never for a timer, and batches grow
+	// with the load. Positive uses bbolt's db.Batch, which waits up to this long for
+	// MaxBatchSize callers (at 2,000 writes/s and 2ms that adds up to 2ms to every write).
 	MaxBatchDelay time.Duration
 	// NoSync skips fsync on commit: faster, and loses recent writes on a machine crash. Default
 	// false; for tests and throwaway data only.
@@ -35,17 +40,34 @@ type Options struct {
 const (
 	DefaultTimeout       = time.Second
 	DefaultMaxBatchSize  = 64
-	DefaultMaxBatchDelay = 2 * time.Millisecond
+	DefaultMaxBatchDelay = 0 // commit when idle
 )
 
 // deleteChunk bounds how many targets one DeleteUnseenSince write transaction removes, so TTL
 // collection never holds the writer lock for long.
 const deleteChunk = 1000
 
+// queueLength bounds the Updates waiting for the committer; more block their callers.
+const queueLength = 1024
+
 // Store is a store.Store on one bbolt file.
 type Store struct {
 	db   *bolt.DB
 	path string
+	// batchDelay > 0: writes go through db.Batch. Otherwise through queue to commitLoop.
+	batchDelay time.Duration
+	maxBatch   int
+
+	mu        sync.RWMutex // guards closed and sending on queue
+	closed    bool
+	queue     chan *write
+	committed chan struct{} // closed when commitLoop has returned
+}
+
+// write is one queued Update: fn runs in the commit's transaction, possibly more than once.
+type write struct {
+	fn   func(*bolt.Tx) error
+	done chan error
 }
 
 var _ store.Store = (*Store)(nil)
@@ -61,7 +83,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.MaxBatchSize <= 0 {
 		opts.MaxBatchSize = DefaultMaxBatchSize
 	}
-	if opts.MaxBatchDelay <= 0 {
+	if opts.MaxBatchDelay < 0 {
 		opts.MaxBatchDelay = DefaultMaxBatchDelay
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
@@ -80,7 +102,91 @@ func Open(path string, opts Options) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("open bolt store %s: %w", path, err)
 	}
-	return &Store{db: db, path: path}, nil
+	s := &Store{db: db, path: path, batchDelay: opts.MaxBatchDelay, maxBatch: opts.MaxBatchSize, committed: make(chan struct{})}
+	if s.batchDelay > 0 {
+		close(s.committed)
+	} else {
+		s.queue = make(chan *write, queueLength)
+		go s.commitLoop()
+	}
+	return s, nil
+}
+
+// batch runs fn in a write transaction shared with other writes, as db.Batch does: fn may run
+// more than once, and an error from fn fails that write alone.
+func (s *Store) batch(fn func(*bolt.Tx) error) error {
+	if s.batchDelay > 0 {
+		return s.db.Batch(fn)
+	}
+	w := &write{fn: fn, done: make(chan error, 1)}
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return bolterrors.ErrDatabaseNotOpen
+	}
+	s.queue <- w
+	s.mu.RUnlock()
+	return <-w.done
+}
+
+// commitLoop is the group commit: it takes every write queued (up to maxBatch) and commits
+// them in one transaction, so the writes that arrive while one commit syncs make the next.
+func (s *Store) commitLoop() {
+	defer close(s.committed)
+	batch := make([]*write, 0, s.maxBatch)
+	for first := range s.queue {
+		batch = append(batch[:0], first)
+	fill:
+		for len(batch) < s.maxBatch {
+			select {
+			case w, ok := <-s.queue:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, w)
+			default:
+				break fill
+			}
+		}
+		s.commit(batch)
+	}
+}
+
+// commit commits batch in one transaction. As in db.Batch, a write whose fn fails is taken out
+// and retried alone (its error is its own), and the others are retried together.
+func (s *Store) commit(batch []*write) {
+	for len(batch) > 0 {
+		failed := -1
+		err := s.db.Update(func(tx *bolt.Tx) error {
+			for i, w := range batch {
+				if err := safely(w.fn, tx); err != nil {
+					failed = i
+					return err
+				}
+			}
+			return nil
+		})
+		if failed < 0 {
+			for _, w := range batch {
+				w.done <- err
+			}
+			return
+		}
+		w := batch[failed]
+		batch = slices.Delete(batch, failed, failed+1)
+		w.done <- s.db.Update(func(tx *bolt.Tx) error { return safely(w.fn, tx) })
+	}
+}
+
+// safely runs fn, turning a panic into an error: fn runs on the committer goroutine, where a
+// panic would take the whole process down instead of failing one call.
+func safely(fn func(*bolt.Tx) error, tx *bolt.Tx) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic in update: %v", p)
+		}
+	}()
+	return fn(tx)
 }
 
 // Path returns the file the store was opened on.
@@ -127,8 +233,8 @@ func (s *Store) Get(ctx context.Context, key store.Key) (*store.Target, error) {
 	return t, nil
 }
 
-// Update implements store.Store. It joins a db.Batch, so fn may run more than once and in a
-// transaction shared with other keys' updates; fn must not call the store.
+// Update implements store.Store. It joins a group commit, so fn may run more than once and in
+// a transaction shared with other keys' updates; fn must not call the store.
 func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) (*store.Target, error) {
 	result, err := s.update(ctx, key, fn)
 	if err != nil || result == nil {
@@ -159,7 +265,7 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 		result []byte // the record now stored (nil: none), owned by us
 		fnErr  error
 	)
-	err := s.db.Batch(func(tx *bolt.Tx) error {
+	err := s.batch(func(tx *bolt.Tx) error {
 		result, fnErr = nil, nil
 		b := tx.Bucket(bucketTargets)
 		v := b.Get(k)
@@ -371,8 +477,18 @@ func (s *Store) Check() error {
 	return nil
 }
 
-// Close implements store.Store. Calling it again does nothing.
+// Close implements store.Store. Writes already queued commit first. Calling it again does
+// nothing.
 func (s *Store) Close() error {
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		if s.queue != nil {
+			close(s.queue)
+		}
+	}
+	s.mu.Unlock()
+	<-s.committed
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close bolt store %s: %w", s.path, err)
 	}
