@@ -32,7 +32,6 @@ func (e *invalidArgument) Error() string {
 	return msg
 }
 
-
 // notFound is a missing target or recommendation, with a message safe for the client.
 type notFound struct{ msg string }
 
