@@ -89,6 +89,10 @@ build: ## Build every package
 run: ## Run the service on 127.0.0.1:50051 (bbolt at ./data)
 	$(GO) run ./cmd/hpa-recommender
 
+.PHONY: crashtest
+crashtest: ## Kill -9 the real binary under load 20 times (CRASHTEST_ITERATIONS, CRASHTEST_SEED) and verify every acknowledged write survived
+	$(GO) test -tags crashtest -run TestCrashLoop -count=1 -v -timeout 30m ./cmd/hpa-recommender/
+
 bin/grpcurl: Makefile ## Install the pinned grpcurl into bin/
 	@mkdir -p $(BIN)
 	GOBIN=$(BIN) $(GO) install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
