@@ -251,7 +251,15 @@ func (s *Store) Apply(ctx context.Context, key store.Key, fn store.UpdateFunc) e
 	return err
 }
 
-// update runs fn in a batch and returns the record stored afterwards (nil: none).
+// update runs fn and stores its result, returning the record stored afterwards (nil: none).
+//
+// It is optimistic: it reads the record in a read transaction, then decodes it, runs fn and
+// encodes the result on the caller's goroutine, in parallel with other callers. The group
+// commit's write transaction then only checks that the record is still the one read, and
+// writes. Decoding and encoding are most of an update's CPU, and in the write transaction they
+// would run one after another for every write of the batch. If the record changed in between
+// (a concurrent update of the same target), the whole read-modify-write runs again inside the
+// write transaction, so fn may run twice; the store contract allows it.
 func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc) ([]byte, error) {
 	if err := codec.CheckKey(key); err != nil {
 		return nil, err
@@ -260,48 +268,63 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 		return nil, err
 	}
 	k := codec.EncodeKey(key)
+	var read []byte // the record as read (nil: none), owned by us
+	err := s.db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bucketTargets).Get(k); v != nil {
+			read = bytes.Clone(v)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("update %s: %w", key, translate(err))
+	}
+	enc, done, err := apply(key, read, fn)
+	if err != nil || done {
+		// fn failed or wrote nothing: that is the outcome at the moment of the read.
+		return read, err
+	}
+
 	// Set by the last run of the closure, which is the one whose transaction committed.
 	var (
 		result []byte // the record now stored (nil: none), owned by us
 		fnErr  error
 	)
-	err := s.batch(func(tx *bolt.Tx) error {
+	err = s.batch(func(tx *bolt.Tx) error {
 		result, fnErr = nil, nil
 		b := tx.Bucket(bucketTargets)
 		v := b.Get(k)
-		var cur *store.Target
-		if v != nil {
+		next := enc
+		if (v == nil) != (read == nil) || !bytes.Equal(v, read) {
+			// Changed since the read: run fn again on the current record, under the lock.
+			var done bool
 			var err error
-			if cur, err = decode(key, v); err != nil {
+			next, done, err = apply(key, v, fn)
+			switch {
+			case errors.As(err, new(*decodeError)):
 				return err
+			case err != nil:
+				// Write nothing and let the rest of the batch commit; report fn's error below.
+				fnErr = err
+				return nil
+			case done:
+				if v != nil {
+					result = bytes.Clone(v)
+				}
+				return nil
 			}
-		}
-		next, err := fn(cur)
-		if err != nil {
-			// Write nothing and let the rest of the batch commit; report fn's error below.
-			fnErr = err
-			return nil
-		}
-		if next == nil {
-			if v != nil {
-				result = bytes.Clone(v)
-			}
-			return nil
 		}
 		rev, err := b.NextSequence()
 		if err != nil {
 			return err
 		}
-		withKey := *next
-		withKey.Key = key
-		enc, err := codec.Marshal(&withKey, int64(rev))
+		out, err := codec.WithRevision(next, int64(rev))
 		if err != nil {
 			return err
 		}
-		if err := b.Put(k, enc); err != nil {
+		if err := b.Put(k, out); err != nil {
 			return err
 		}
-		result = enc
+		result = out
 		return nil
 	})
 	if err != nil {
@@ -311,6 +334,37 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 		return nil, fnErr
 	}
 	return result, nil
+}
+
+// decodeError is a stored record that does not decode: a store failure, not fn's error.
+type decodeError struct{ err error }
+
+func (e *decodeError) Error() string { return e.err.Error() }
+func (e *decodeError) Unwrap() error { return e.err }
+
+// apply decodes v (nil: absent), runs fn on it and encodes its result without a revision.
+// done is true when fn returned nil: nothing to write. v is not retained.
+func apply(key store.Key, v []byte, fn store.UpdateFunc) (enc []byte, done bool, err error) {
+	var cur *store.Target
+	if v != nil {
+		if cur, err = decode(key, v); err != nil {
+			return nil, false, &decodeError{err}
+		}
+	}
+	next, err := fn(cur)
+	if err != nil {
+		return nil, false, err
+	}
+	if next == nil {
+		return nil, true, nil
+	}
+	withKey := *next
+	withKey.Key = key
+	enc, err = codec.Marshal(&withKey, 0)
+	if err != nil {
+		return nil, false, &decodeError{err}
+	}
+	return enc, false, nil
 }
 
 // Delete implements store.Store. It is rare, so it takes its own transaction instead of a batch.
