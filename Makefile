@@ -74,7 +74,9 @@ fuzz: ## Run every fuzz target for FUZZTIME each (CI runs a short pass)
 	$(GO) test -run '^$$' -fuzz '^FuzzDecide$$' -fuzztime $(FUZZTIME) ./recommender
 	$(GO) test -run '^$$' -fuzz '^FuzzSimulatePolicyLimit$$' -fuzztime $(FUZZTIME) ./recommender
 	$(GO) test -run '^$$' -fuzz '^FuzzValidateSpec$$' -fuzztime $(FUZZTIME) ./recommender
+	$(GO) test -run '^$$' -fuzz '^FuzzCleanChecksAgree$$' -fuzztime $(FUZZTIME) ./recommender
 	$(GO) test -run '^$$' -fuzz '^FuzzSimulationFromProto$$' -fuzztime $(FUZZTIME) ./server
+	$(GO) test -run '^$$' -fuzz '^FuzzDecisionInputMatchesUncached$$' -fuzztime $(FUZZTIME) ./server
 	$(GO) test -run '^$$' -fuzz '^FuzzKeyEncoding$$' -fuzztime $(FUZZTIME) ./store/internal/codec
 
 .PHONY: bin/hpa-recommender
