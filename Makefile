@@ -18,7 +18,7 @@ GRPCURL_VERSION := v1.9.4
 
 .PHONY: help
 help: ## Describe useful make targets
-	@grep -E '^[a-zA-Z_/.-]+:.*?## .*$$' $(MAKEFILE_LIST) | sort | awk 'BEGIN {FS = ":.*?## "}; {printf "%-20s %s\n", $$1, $$2}'
+	@grep -E '^[a-zA-Z0-9_/.-]+:.*?## .*$$' $(MAKEFILE_LIST) | sort | awk 'BEGIN {FS = ":.*?## "}; {printf "%-20s %s\n", $$1, $$2}'
 
 .PHONY: all
 all: generate lint test ## Generate, lint and test
@@ -94,6 +94,44 @@ run: ## Run the service on 127.0.0.1:50051 (bbolt at ./data)
 .PHONY: crashtest
 crashtest: ## Kill -9 the real binary under load 20 times (CRASHTEST_ITERATIONS, CRASHTEST_SEED) and verify every acknowledged write survived
 	$(GO) test -tags crashtest -run TestCrashLoop -count=1 -v -timeout 30m ./cmd/hpa-recommender/
+
+# End-to-end tests against a real control plane (internal/kubetest): etcd, kube-apiserver,
+# kube-controller-manager and kubectl are built from the Go module proxy in their own modules
+# (tools/kube, tools/etcd; k8s.io/kubernetes never enters go.mod) into a cache outside the
+# repository, keyed by version, and built only when missing (shared/TOOLING.md §5, §6).
+KUBE_VERSION := v1.34.4
+ETCD_VERSION := v3.6.16
+KUBE_CACHE ?= $(HOME)/.cache/hpa-recommender/kube-$(KUBE_VERSION)
+ETCD_CACHE ?= $(HOME)/.cache/hpa-recommender/etcd-$(ETCD_VERSION)
+KUBE_LDFLAGS := -s -w \
+	-X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
+	-X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=34 \
+	-X k8s.io/client-go/pkg/version.gitVersion=$(KUBE_VERSION) \
+	-X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=34
+KUBE_TOOLS := kube-apiserver kube-controller-manager kubectl
+# Packages with e2e tests: every directory holding a file behind the e2e build tag.
+E2E_PKGS ?= $(sort $(patsubst %/,%,$(dir $(shell grep -rl --include='*.go' --exclude-dir=tools -e '^//go:build.*\be2e\b' . 2>/dev/null))))
+
+$(addprefix $(KUBE_CACHE)/,$(KUBE_TOOLS)):
+	@grep -q 'k8s.io/kubernetes $(KUBE_VERSION)' tools/kube/go.mod || { echo "tools/kube/go.mod does not pin k8s.io/kubernetes $(KUBE_VERSION)" >&2; exit 1; }
+	@mkdir -p $(KUBE_CACHE)
+	@echo "building $(@F) $(KUBE_VERSION) into $(KUBE_CACHE) (a few minutes the first time)"
+	$(GO) build -C tools/kube -o $@.tmp -ldflags "$(KUBE_LDFLAGS)" k8s.io/kubernetes/cmd/$(@F)
+	@mv $@.tmp $@
+
+$(ETCD_CACHE)/etcd:
+	@grep -q 'go.etcd.io/etcd/server/v3 $(ETCD_VERSION)' tools/etcd/go.mod || { echo "tools/etcd/go.mod does not pin etcd $(ETCD_VERSION)" >&2; exit 1; }
+	@mkdir -p $(ETCD_CACHE)
+	$(GO) build -C tools/etcd -o $@.tmp -ldflags "-s -w" .
+	@mv $@.tmp $@
+
+.PHONY: kube-binaries
+kube-binaries: $(addprefix $(KUBE_CACHE)/,$(KUBE_TOOLS)) $(ETCD_CACHE)/etcd ## Build etcd, kube-apiserver, kube-controller-manager, kubectl into $(KUBE_CACHE) / $(ETCD_CACHE) if missing
+
+.PHONY: e2e
+e2e: kube-binaries ## Run the e2e tests (build tag e2e) against a real etcd, kube-apiserver and kube-controller-manager
+	@[[ -n "$(strip $(E2E_PKGS))" ]] || { echo "no packages with e2e tests" >&2; exit 1; }
+	KUBE_BIN_DIR=$(KUBE_CACHE) ETCD_BIN=$(ETCD_CACHE)/etcd $(GO) test -tags e2e -race -timeout 20m $(E2E_PKGS)
 
 bin/grpcurl: Makefile ## Install the pinned grpcurl into bin/
 	@mkdir -p $(BIN)

@@ -1,0 +1,24 @@
+// Package kubetest runs a real Kubernetes control plane for end-to-end tests: etcd,
+// kube-apiserver and kube-controller-manager (every controller except
+// horizontalpodautoscaling) as child processes on free loopback ports, with certificates,
+// service-account keys and an admin token generated in Go. No kubelet, scheduler or
+// kube-proxy: pods stay unscheduled, and SetPodStatus / MakeDeploymentReady make them
+// Running and Ready through the status subresource.
+//
+// The binaries come from `make kube-binaries` (built from the Go module proxy in tools/kube
+// and tools/etcd, cached under $HOME/.cache/hpa-recommender; see FindBinaries). Tests that
+// use this package carry the build tag e2e and run with `make e2e`.
+//
+// MetricsAdapter is a test server for custom.metrics.k8s.io/v1beta2,
+// external.metrics.k8s.io/v1beta1 and metrics.k8s.io/v1beta1 with values the test sets.
+// StartMetricsAdapter registers it with kube-apiserver's aggregation layer: APIService
+// objects pointing at an ExternalName Service for "localhost" with the adapter's port, so
+// clients read metrics through kube-apiserver exactly as in a cluster (the request-header
+// front proxy included).
+//
+//	cp := kubetest.Start(t, kubetest.Options{})
+//	adapter := kubetest.StartMetricsAdapter(t, cp)
+//	cs := cp.Client // admin; cp.Config is its *rest.Config
+//	... create a Deployment, kubetest.MakeDeploymentReady(ctx, cs, ns, name) ...
+//	adapter.SetPodMetric(ns, pod, "requests_per_second", resource.MustParse("10"))
+package kubetest
