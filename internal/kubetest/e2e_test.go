@@ -20,9 +20,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
+	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 	customclient "k8s.io/metrics/pkg/client/custom_metrics"
 	externalclient "k8s.io/metrics/pkg/client/external_metrics"
-	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 
 	"github.com/hpa-recommender/hpa-recommender/internal/kubetest"
 )
