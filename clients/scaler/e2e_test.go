@@ -449,7 +449,7 @@ func (e *e2eEnv) serviceRestart(t *testing.T) {
 }
 
 // TwoReplicasOneActs: two scalers with leader election on one Lease in the real API server;
-// only the leader calls the service or writes.
+// only the leader calls the service or writes; when it stops, the standby takes over.
 func (e *e2eEnv) twoReplicas(t *testing.T) {
 	ns := "two-replicas"
 	f := e.newFixture(t, ns, 2, hpaYAML(ns, "", `    scaleDown: {stabilizationWindowSeconds: 5}`), nil)
@@ -462,24 +462,25 @@ func (e *e2eEnv) twoReplicas(t *testing.T) {
 		c.SyncPeriod = 500 * time.Millisecond
 	}
 	type replica struct {
-		s   *Scaler
-		rec *recording
-		id  string
+		s      *Scaler
+		rec    *recording
+		id     string
+		cancel context.CancelFunc
+		done   chan struct{}
 	}
 	var reps []*replica
-	ctx, cancel := context.WithCancel(f.ctx)
-	var wg sync.WaitGroup
-	t.Cleanup(func() { cancel(); wg.Wait() })
 	for _, id := range []string{"replica-a", "replica-b"} {
 		s, rec, _ := f.newScaler(t, id, elect)
-		reps = append(reps, &replica{s, rec, id})
-		wg.Add(1)
+		ctx, cancel := context.WithCancel(f.ctx)
+		r := &replica{s, rec, id, cancel, make(chan struct{})}
+		reps = append(reps, r)
 		go func() {
-			defer wg.Done()
+			defer close(r.done)
 			if err := s.Run(ctx, RunDeps{LeaseClient: e.cp.Client}); err != nil {
 				t.Errorf("%s: %v", id, err)
 			}
 		}()
+		t.Cleanup(func() { cancel(); <-r.done })
 	}
 	calls := func(r *replica) int {
 		r.rec.mu.Lock()
@@ -515,6 +516,25 @@ func (e *e2eEnv) twoReplicas(t *testing.T) {
 	}
 	if writes != 1 {
 		t.Errorf("successful scale writes = %v across both replicas, want 1", writes)
+	}
+
+	// The leader stops (a rolling update): it releases the Lease and the standby takes over.
+	standby := reps[0]
+	if standby == leader {
+		standby = reps[1]
+	}
+	leader.cancel()
+	<-leader.done
+	n := calls(leader)
+	deadline = time.Now().Add(30 * time.Second)
+	for calls(standby) == 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if calls(standby) == 0 {
+		t.Fatal("the standby never took over")
+	}
+	if calls(leader) != n {
+		t.Error("the stopped leader kept syncing")
 	}
 }
 
@@ -602,8 +622,9 @@ func (e *e2eEnv) shadow(t *testing.T) {
 	if n := testutil.ToFloat64(f.s.tel.decisions.WithLabelValues(modeShadow, "up")); n != 3 {
 		t.Errorf("decisions{shadow,up} = %v, want 3", n)
 	}
-	if n := testutil.ToFloat64(f.s.tel.desired.WithLabelValues(ns, "web", modeShadow)); n != 8 {
-		t.Errorf("desired{shadow} = %v, want 8", n)
+	// 8 wanted; the default scale-up policy (4 pods or 100% per 15 s) allows 6 from 2.
+	if n := testutil.ToFloat64(f.s.tel.desired.WithLabelValues(ns, "web", modeShadow)); n != 6 {
+		t.Errorf("desired{shadow} = %v, want 6", n)
 	}
 	time.Sleep(time.Second)
 	if ev := f.events(""); len(ev) != 0 {
