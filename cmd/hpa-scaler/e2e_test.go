@@ -1,0 +1,229 @@
+//go:build e2e
+
+package main
+
+// The real hpa-scaler binary against a real control plane (internal/kubetest), the metrics
+// adapter, and an in-process hpa-recommender on loopback: flags, kubeconfig, leader election,
+// /readyz and /metrics, a scale-up, and a clean exit on SIGTERM that releases the Lease.
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/hpa-recommender/hpa-recommender/internal/kubetest"
+	"github.com/hpa-recommender/hpa-recommender/server"
+	"github.com/hpa-recommender/hpa-recommender/store/memstore"
+)
+
+// syncBuffer is an io.Writer safe for the child's output and the test's reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func TestBinaryScalesADeployment(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "hpa-scaler")
+	if out, err := exec.Command("go", "build", "-race", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	cp := kubetest.Start(t, kubetest.Options{})
+	adapter := kubetest.StartMetricsAdapter(t, cp)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	// The service.
+	cfg := server.DefaultConfig()
+	cfg.Store, cfg.MetricsListen = server.StoreMemory, ""
+	srv, err := server.New(cfg, server.Deps{Store: memstore.New(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, scancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(sctx, lis) }()
+	t.Cleanup(func() { scancel(); <-served })
+
+	// A Deployment of 2 pods whose load wants 4.
+	const ns = "bin"
+	cs := cp.Client
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	two := int32(2)
+	lbl := map[string]string{"app": "web"}
+	dep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &two, Selector: &metav1.LabelSelector{MatchLabels: lbl},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: lbl}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
+				Name: "app", Image: "registry.example/web:1",
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}},
+			}}}},
+		},
+	}
+	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, dep, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The kubelet's part, until the test ends: pods Running and Ready, 200m CPU spread over them.
+	kctx, kcancel := context.WithCancel(ctx)
+	kdone := make(chan struct{})
+	go func() {
+		defer close(kdone)
+		for kctx.Err() == nil {
+			if pods, err := kubetest.MakeDeploymentReady(kctx, cs, ns, "web"); err == nil {
+				for _, p := range pods {
+					adapter.SetPodUsage(ns, p.Name, map[string]corev1.ResourceList{"app": {corev1.ResourceCPU: *resource.NewMilliQuantity(200/int64(len(pods)), resource.DecimalSI)}})
+				}
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}()
+	defer func() { kcancel(); <-kdone }()
+
+	dir := t.TempDir()
+	manifests := filepath.Join(dir, "manifests")
+	if err := os.Mkdir(manifests, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hpa := `apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web, namespace: bin}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  maxReplicas: 10
+  metrics:
+  - type: Resource
+    resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}
+`
+	if err := os.WriteFile(filepath.Join(manifests, "hpa.yaml"), []byte(hpa), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	httpAddr := freeAddr(t)
+	cmd := exec.Command(bin,
+		"--kubeconfig", cp.Kubeconfig,
+		"--manifests-dir", manifests,
+		"--service-addr", lis.Addr().String(),
+		"--http-listen", httpAddr,
+		"--sync-period", "1s",
+		"--leader-election-namespace", "default",
+		"--identity", "bin-test",
+		"--cpu-initialization-period", "0s",
+		"--initial-readiness-delay", "0s",
+	)
+	cmd.Env = append(os.Environ(), "HPA_SCALER_CLUSTER=e2e") // the environment sets what no flag does
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		if t.Failed() {
+			t.Logf("hpa-scaler output:\n%s", out.String())
+		}
+	})
+
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + httpAddr + path)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	poll := func(what string, cond func() bool) {
+		t.Helper()
+		for !cond() {
+			select {
+			case err := <-exited:
+				t.Fatalf("hpa-scaler exited while waiting for %s: %v", what, err)
+			case <-ctx.Done():
+				t.Fatalf("timed out waiting for %s", what)
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}
+	poll("/readyz", func() bool { code, _ := get("/readyz"); return code == http.StatusOK })
+	poll("the scale-up to 4", func() bool {
+		sc, err := cs.AppsV1().Deployments(ns).GetScale(ctx, "web", metav1.GetOptions{})
+		return err == nil && sc.Spec.Replicas == 4
+	})
+	_, metrics := get("/metrics")
+	for _, want := range []string{
+		`hpa_scaler_scale_writes_total{mode="service",result="success"} 1`,
+		`hpa_scaler_leader 1`,
+		`hpa_scaler_autoscalers 1`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	lease, err := cs.CoordinationV1().Leases("default").Get(ctx, "hpa-scaler", metav1.GetOptions{})
+	if err != nil || lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity != "bin-test" {
+		t.Errorf("lease = %+v, %v; want held by bin-test", lease, err)
+	}
+
+	// SIGTERM: a clean exit that releases the Lease for a standby.
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("exit after SIGTERM: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("hpa-scaler did not exit after SIGTERM")
+	}
+	lease, err = cs.CoordinationV1().Leases("default").Get(ctx, "hpa-scaler", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := lease.Spec.HolderIdentity; h != nil && *h != "" {
+		t.Errorf("lease holder after exit = %q, want released", *h)
+	}
+	if !strings.Contains(out.String(), "hpa-scaler started") {
+		t.Errorf("no start-up line in the output:\n%s", out.String())
+	}
+}
