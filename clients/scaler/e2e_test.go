@@ -25,8 +25,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/scale"
 
 	"github.com/hpa-recommender/hpa-recommender/internal/kubetest"
@@ -53,6 +55,7 @@ func TestE2E(t *testing.T) {
 	t.Run("TwoReplicasOneActs", e.twoReplicas)
 	t.Run("ConflictingManualScale", e.manualScale)
 	t.Run("ShadowModeChangesNothing", e.shadow)
+	t.Run("CustomResourceScale", e.customResource)
 }
 
 // hpaYAML is a CPU HPA (50% of a 100m request, so 50m per pod) on Deployment web in ns.
@@ -633,5 +636,107 @@ func (e *e2eEnv) shadow(t *testing.T) {
 	_, err := f.svc.client.GetTarget(f.ctx, &pb.GetTargetRequest{Target: &pb.TargetRef{Cluster: "c1", Namespace: ns, Name: "web"}})
 	if status.Code(err) != codes.NotFound {
 		t.Errorf("GetTarget = %v, want NotFound: a dry run stores nothing", err)
+	}
+}
+
+// CustomResourceScale: a custom resource with a scale subresource, whose CRD is installed
+// after the scaler started (its discovery cache must be refreshed), scaled on an External
+// metric: 100 / 25 per replica wants 4.
+func (e *e2eEnv) customResource(t *testing.T) {
+	ns := "custom-resource"
+	hpa := fmt.Sprintf(`apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: worker, namespace: %s}
+spec:
+  scaleTargetRef: {apiVersion: example.com/v1, kind: Worker, name: w}
+  maxReplicas: 10
+  metrics:
+  - type: External
+    external: {metric: {name: queue_depth}, target: {type: AverageValue, averageValue: "25"}}
+`, ns)
+	f := e.newFixture(t, ns, 1, hpa, nil)
+	dyn, err := dynamic.NewForConfig(e.cp.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1",
+		"kind":       "CustomResourceDefinition",
+		"metadata":   map[string]any{"name": "workers.example.com"},
+		"spec": map[string]any{
+			"group": "example.com",
+			"names": map[string]any{"kind": "Worker", "plural": "workers", "singular": "worker", "listKind": "WorkerList"},
+			"scope": "Namespaced",
+			"versions": []any{map[string]any{
+				"name": "v1", "served": true, "storage": true,
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+				"subresources": map[string]any{
+					"status": map[string]any{},
+					"scale":  map[string]any{"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas", "labelSelectorPath": ".status.selector"},
+				},
+			}},
+		},
+	}}
+	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	if _, err := dyn.Resource(crdGVR).Create(f.ctx, crd, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	workers := dyn.Resource(schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "workers"}).Namespace(ns)
+	w := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.com/v1", "kind": "Worker",
+		"metadata": map[string]any{"name": "w"},
+		"spec":     map[string]any{"replicas": int64(2)},
+	}}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		created, err := workers.Create(f.ctx, w, metav1.CreateOptions{})
+		if err == nil {
+			w = created
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("create the custom resource: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond) // the CRD is not established yet
+	}
+	w.Object["status"] = map[string]any{"replicas": int64(2), "selector": "app=worker"}
+	if _, err := workers.UpdateStatus(f.ctx, w, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		p := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("worker-%d", i), Labels: map[string]string{"app": "worker"}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example/worker:1"}}},
+		}
+		created, err := e.cp.Client.CoreV1().Pods(ns).Create(f.ctx, p, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := kubetest.SetPodStatus(f.ctx, e.cp.Client, created, kubetest.PodState{Ready: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.adapter.SetExternalMetric(ns, "queue_depth", kubetest.ExternalValue{Value: resource.MustParse("100")})
+
+	var syncErr error
+	replicas := func() int64 {
+		got, err := workers.Get(f.ctx, "w", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _, _ := unstructured.NestedInt64(got.Object, "spec", "replicas")
+		return n
+	}
+	for deadline = time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		if syncErr = f.s.SyncOne(f.ctx, ns+"/worker"); syncErr == nil && replicas() == 4 {
+			break
+		}
+	}
+	if r := replicas(); r != 4 {
+		t.Fatalf("Worker spec.replicas = %d, want 4 (last sync: %v)", r, syncErr)
+	}
+	req := f.rec.last()
+	if req.GetCurrentReplicas() != 2 || len(req.GetPods()) != 2 || len(req.GetMetrics()[0].GetValues()) != 1 {
+		t.Errorf("request current=%d pods=%d values=%v; want 2, 2, one series", req.GetCurrentReplicas(), len(req.GetPods()), req.GetMetrics()[0].GetValues())
 	}
 }
