@@ -3,17 +3,23 @@ package scaler
 import (
 	"context"
 	"flag"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"google.golang.org/grpc"
 	"k8s.io/client-go/kubernetes/fake"
+
+	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
+	"github.com/hpa-recommender/hpa-recommender/store/memstore"
 )
 
 // TestLeaderElectionOneActs runs two scalers against one Lease: only the leader syncs; when
@@ -230,5 +236,88 @@ func TestRunReloadsManifests(t *testing.T) {
 	waitFor("a removed manifest", func() bool { return !has("shop/web-hpa") })
 	if n := testutil.ToFloat64(s.tel.autoscalers); n != 1 {
 		t.Errorf("autoscalers gauge = %v, want 1", n)
+	}
+}
+
+// concurrency wraps a Recommender and records the most calls in flight at once.
+type concurrency struct {
+	Recommender
+	mu           sync.Mutex
+	now, maximum int
+	perTarget    map[string]int
+}
+
+func (c *concurrency) Recommend(ctx context.Context, req *pb.RecommendRequest, opts ...grpc.CallOption) (*pb.RecommendResponse, error) {
+	c.mu.Lock()
+	c.now++
+	c.maximum = max(c.maximum, c.now)
+	c.perTarget[req.GetTarget().GetName()]++
+	c.mu.Unlock()
+	defer func() { c.mu.Lock(); c.now--; c.mu.Unlock() }()
+	return c.Recommender.Recommend(ctx, req, opts...)
+}
+
+// TestSyncLoopManyTargets syncs 300 targets with 4 workers: every target is synced again and
+// again, never more often than its period allows, and never more than Workers at once.
+func TestSyncLoopManyTargets(t *testing.T) {
+	const n, workers = 300, 4
+	clk := newClock()
+	c := newCluster()
+	svc := startService(t, memstore.New(), clk, "127.0.0.1:0")
+	rec := &concurrency{Recommender: svc.client, perTarget: map[string]int{}}
+	var manifests []string
+	for i := range n {
+		name := fmt.Sprintf("web%d", i)
+		c.addDeployment("shop", name, 2, "app="+name)
+		c.addPods("shop", name, 2, "250m")
+		m := strings.ReplaceAll(webHPA, "name: web-hpa", "name: "+name)
+		manifests = append(manifests, strings.ReplaceAll(m, "name: web}", "name: "+name+"}"))
+	}
+	s := newScaler(t, c.kube, rec, clk, func(cfg *Config) {
+		cfg.Workers = workers
+		cfg.SyncPeriod = 500 * time.Millisecond
+	}, manifests...)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	start := time.Now()
+	go func() { defer close(done); s.syncLoop(ctx) }()
+	allTwice := func() bool {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		if len(rec.perTarget) < n {
+			return false
+		}
+		for _, k := range rec.perTarget {
+			if k < 2 {
+				return false
+			}
+		}
+		return true
+	}
+	for deadline := time.Now().Add(60 * time.Second); !allTwice() && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done // the loop returns after its workers
+	elapsed := time.Since(start)
+	if !allTwice() {
+		t.Fatal("not every target was synced twice within a minute")
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	// No pile-up: a target is never queued again while queued or in flight, and comes due at
+	// most once per period less its jitter.
+	most := int(elapsed/(time.Duration(float64(500*time.Millisecond)*0.9))) + 2
+	for name, k := range rec.perTarget {
+		if k > most {
+			t.Errorf("%s synced %d times in %v, want at most %d", name, k, elapsed, most)
+			break
+		}
+	}
+	if rec.maximum > workers {
+		t.Errorf("%d Recommend calls at once, want at most %d workers", rec.maximum, workers)
+	}
+	if len(c.writes) != 0 {
+		t.Errorf("writes = %v at target load", c.writes)
 	}
 }
