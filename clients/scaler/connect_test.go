@@ -1,6 +1,7 @@
 package scaler
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -13,6 +14,13 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
+	"github.com/hpa-recommender/hpa-recommender/server"
+	"github.com/hpa-recommender/hpa-recommender/store/memstore"
 )
 
 type testCA struct {
@@ -180,5 +188,50 @@ func TestReloadingTLSChecksName(t *testing.T) {
 	if err == nil {
 		conn.Close()
 		t.Fatal("handshake with a certificate for another name succeeded")
+	}
+}
+
+// TestDialTokenFile sends the token file's token and follows a rotation of the file.
+func TestDialTokenFile(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "tokens", "good-token,c1\n")
+	writeFile(t, dir, "token", "good-token\n")
+	clk := realClock()
+	cfg := server.DefaultConfig()
+	cfg.Store, cfg.MetricsListen, cfg.TokensFile = server.StoreMemory, "", filepath.Join(dir, "tokens")
+	srv, err := server.New(cfg, server.Deps{Store: memstore.New(), Now: clk.Now, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, lis) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	sc := DefaultConfig()
+	sc.Cluster, sc.ManifestsDir, sc.ServiceAddr, sc.TokenFile = "c1", dir, lis.Addr().String(), filepath.Join(dir, "token")
+	if err := sc.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	client, err := Dial(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	list := func() error {
+		_, err := client.ListTargets(t.Context(), &pb.ListTargetsRequest{Cluster: "c1"})
+		return err
+	}
+	if err := list(); err != nil {
+		t.Fatalf("with the good token: %v", err)
+	}
+	writeFile(t, dir, "token", "rotated-away\n")
+	time.Sleep(1100 * time.Millisecond) // re-read at most once a second
+	if err := list(); status.Code(err) != codes.Unauthenticated {
+		t.Fatalf("after rotating the token file to an unknown token: %v, want Unauthenticated", err)
 	}
 }
