@@ -150,6 +150,46 @@ func TestControlPlaneSmoke(t *testing.T) {
 	}
 }
 
+// TestBindPod checks the fake-node path: a pod bound to a node EnsureNode made takes a
+// Running/Ready status and keeps it.
+func TestBindPod(t *testing.T) {
+	cp := kubetest.Start(t, kubetest.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs := cp.Client
+	if _, err := cs.AppsV1().Deployments("default").Create(ctx, deployment("bound", 1), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitScale(ctx, t, cs, "default", "bound", 1)
+	if _, err := kubetest.EnsureNode(ctx, cs, "node-1"); err != nil {
+		t.Fatal(err)
+	}
+	var pods []corev1.Pod
+	poll(ctx, t, "one pod", func() (bool, error) {
+		var err error
+		pods, err = kubetest.DeploymentPods(ctx, cs, "default", "bound")
+		return len(pods) == 1, err
+	})
+	if err := kubetest.BindPod(ctx, cs, &pods[0], "node-1"); err != nil {
+		t.Fatal(err)
+	}
+	p, err := cs.CoreV1().Pods("default").Get(ctx, pods[0].Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now().Add(-time.Minute).Truncate(time.Second)
+	if p, err = kubetest.SetPodStatus(ctx, cs, p, kubetest.PodState{Ready: true, StartTime: started}); err != nil {
+		t.Fatal(err)
+	}
+	if p.Spec.NodeName != "node-1" || p.Status.Phase != corev1.PodRunning || !p.Status.StartTime.Time.Equal(started) {
+		t.Errorf("pod %s: node %q phase %s start %v", p.Name, p.Spec.NodeName, p.Status.Phase, p.Status.StartTime)
+	}
+	poll(ctx, t, "deployment readyReplicas 1", func() (bool, error) {
+		d, err := cs.AppsV1().Deployments("default").Get(ctx, "bound", metav1.GetOptions{})
+		return err == nil && d.Status.ReadyReplicas == 1, err
+	})
+}
+
 // TestAggregatorRoutes records which Service shapes route an APIService to a loopback
 // adapter (the spike): ExternalName "localhost" is StartMetricsAdapter's default and is
 // covered by TestControlPlaneSmoke.

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 )
 
 // PodState is the status SetPodStatus writes, as a kubelet would report it.
@@ -165,26 +166,33 @@ func isRunningReady(p *corev1.Pod) bool {
 // works without binding).
 func EnsureNode(ctx context.Context, cs kubernetes.Interface, name string) (*corev1.Node, error) {
 	now := metav1.Now()
-	node, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		node, err = cs.CoreV1().Nodes().Create(ctx, &corev1.Node{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/hostname": name, "type": "kubetest"}},
-		}, metav1.CreateOptions{})
-	}
+	var node *corev1.Node
+	// The node lifecycle controller updates a new node too (taints): retry on conflict.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var err error
+		node, err = cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			node, err = cs.CoreV1().Nodes().Create(ctx, &corev1.Node{
+				ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/hostname": name, "type": "kubetest"}},
+			}, metav1.CreateOptions{})
+		}
+		if err != nil {
+			return err
+		}
+		node.Status.Capacity = corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("64"), corev1.ResourceMemory: resource.MustParse("256Gi"), corev1.ResourcePods: resource.MustParse("1000"),
+		}
+		node.Status.Allocatable = node.Status.Capacity
+		node.Status.Phase = corev1.NodeRunning
+		node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}}
+		node.Status.Conditions = []corev1.NodeCondition{{
+			Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+			LastHeartbeatTime: now, LastTransitionTime: now,
+		}}
+		node, err = cs.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	node.Status.Capacity = corev1.ResourceList{
-		corev1.ResourceCPU: resource.MustParse("64"), corev1.ResourceMemory: resource.MustParse("256Gi"), corev1.ResourcePods: resource.MustParse("1000"),
-	}
-	node.Status.Allocatable = node.Status.Capacity
-	node.Status.Phase = corev1.NodeRunning
-	node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}}
-	node.Status.Conditions = []corev1.NodeCondition{{
-		Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
-		LastHeartbeatTime: now, LastTransitionTime: now,
-	}}
-	if node, err = cs.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
 		return nil, err
 	}
 	renew := metav1.NewMicroTime(now.Time)
