@@ -35,7 +35,6 @@ import (
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/server"
 	"github.com/hpa-recommender/hpa-recommender/store"
-	"github.com/hpa-recommender/hpa-recommender/store/memstore"
 )
 
 var t0 = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
@@ -198,15 +197,6 @@ func (c *cluster) addDeployment(ns, name string, replicas int32, selector string
 		Spec:       autoscalingv1.ScaleSpec{Replicas: replicas},
 		Status:     autoscalingv1.ScaleStatus{Replicas: replicas, Selector: selector},
 	}
-}
-
-// setReplicas changes spec.replicas as another writer (a person, kubectl scale) would.
-func (c *cluster) setReplicas(ns, name string, n int32) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	sc := c.scales[ns+"/"+name]
-	c.rv++
-	sc.Spec.Replicas, sc.Status.Replicas, sc.ResourceVersion = n, n, strconv.Itoa(c.rv)
 }
 
 func (c *cluster) replicas(ns, name string) int32 {
@@ -443,4 +433,3 @@ spec:
     scaleDown: {stabilizationWindowSeconds: 60}
 `
 
-var _ = memstore.New
