@@ -269,8 +269,11 @@ func caller(cfg Config, wl *Workload, clients []pb.RecommenderServiceClient, nex
 		if record {
 			st.scaled++
 		}
+		// A controller reports after its scale write, under a deadline of its own.
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.CallTimeout)
+		defer rcancel()
 		t := time.Now()
-		_, err = cl.ReportScale(ctx, &pb.ReportScaleRequest{Target: req.Target, RecommendationId: resp.GetRecommendationId(), Succeeded: true})
+		_, err = cl.ReportScale(rctx, &pb.ReportScaleRequest{Target: req.Target, RecommendationId: resp.GetRecommendationId(), Succeeded: true})
 		if err != nil {
 			if record {
 				st.report.Error()
