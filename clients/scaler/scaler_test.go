@@ -501,3 +501,24 @@ func TestRemovedAutoscalerLeavesFallback(t *testing.T) {
 		t.Errorf("fallback_targets = %v after the autoscaler left, want 0", n)
 	}
 }
+
+// TestMissingSelector: without a selector every metric fails (upstream: SelectorRequired),
+// yet a count above maxReplicas is still corrected, as upstream does before metrics.
+func TestMissingSelector(t *testing.T) {
+	w := newWorld(t, nil)
+	w.c.addDeployment("shop", "web", 20, "")
+	if err := w.sync(t); err != nil {
+		t.Fatal(err)
+	}
+	req := w.rec.last()
+	if len(req.GetPods()) != 0 || req.GetMetrics()[0].GetError() != "selector is required" {
+		t.Errorf("request pods=%d metrics=%v; want no pods and the selector error", len(req.GetPods()), req.GetMetrics())
+	}
+	if got, want := w.c.writes, []int32{10}; !equal(got, want) {
+		t.Errorf("writes = %v, want %v (above maxReplicas)", got, want)
+	}
+	ev := strings.Join(w.c.events(), "\n")
+	if !strings.Contains(ev, ReasonSelectorRequired) || !strings.Contains(ev, "Current number of replicas above Spec.MaxReplicas") {
+		t.Errorf("events = %s, want SelectorRequired and the max-replicas rescale", ev)
+	}
+}
