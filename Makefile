@@ -76,7 +76,7 @@ fuzz: ## Run every fuzz target for FUZZTIME each (CI runs a short pass)
 	$(GO) test -run '^$$' -fuzz '^FuzzSimulatePolicyLimit$$' -fuzztime $(FUZZTIME) ./recommender
 	$(GO) test -run '^$$' -fuzz '^FuzzValidateSpec$$' -fuzztime $(FUZZTIME) ./recommender
 	$(GO) test -run '^$$' -fuzz '^FuzzCleanChecksAgree$$' -fuzztime $(FUZZTIME) ./recommender
-	$(GO) test -run '^$$' -fuzz '^FuzzSimulationFromProto$$' -fuzztime $(FUZZTIME) ./server
+	$(GO) test -run '^$$' -fuzz '^FuzzSimulationFromProto$$' -fuzztime $(FUZZTIME) ./internal/apiconv
 	$(GO) test -run '^$$' -fuzz '^FuzzDecisionInputMatchesUncached$$' -fuzztime $(FUZZTIME) ./server
 	$(GO) test -run '^$$' -fuzz '^FuzzKeyEncoding$$' -fuzztime $(FUZZTIME) ./store/internal/codec
 

@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 
+	"github.com/hpa-recommender/hpa-recommender/internal/apiconv"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/store"
 )
@@ -148,7 +149,7 @@ func certCluster(cert *x509.Certificate) string {
 
 // authorizedKey is targetKey plus authorization: on a server with authentication it fills an
 // empty cluster from the caller's identity and refuses another cluster's target.
-func (s *Server) authorizedKey(ctx context.Context, ref *pb.TargetRef, field string) (store.Key, []FieldViolation, error) {
+func (s *Server) authorizedKey(ctx context.Context, ref *pb.TargetRef, field string) (store.Key, []apiconv.FieldViolation, error) {
 	key, violations := targetKey(ref, field)
 	if !s.authEnabled() {
 		return key, violations, nil
@@ -161,7 +162,7 @@ func (s *Server) authorizedKey(ctx context.Context, ref *pb.TargetRef, field str
 	switch {
 	case id.Admin && requested == "":
 		if ref != nil {
-			violations = append(violations, FieldViolation{Field: field + ".cluster", Description: "Required value: an admin names the target's cluster"})
+			violations = append(violations, apiconv.FieldViolation{Field: field + ".cluster", Description: "Required value: an admin names the target's cluster"})
 		}
 	case id.Admin:
 		key.Cluster = requested

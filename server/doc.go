@@ -3,10 +3,11 @@
 // health, reflection, metrics and Run.
 //
 // Handlers translate between the public API messages (package proto/gen/recommender/v1) and
-// the domain types of package recommender at the edge (convert.go) and never let API messages
-// reach the algorithm or the store.
+// the domain types of package recommender at the edge, through internal/apiconv (the
+// translation the clients' in-process engine shares), and never let API messages reach the
+// algorithm or the store.
 //
-// Imports: proto (the generated API), recommender (the algorithm and its domain types) and
-// store (durable state), plus gRPC and its ecosystem. Nothing in this module imports server
+// Imports: proto (the generated API), recommender (the algorithm and its domain types),
+// internal/apiconv (proto <-> domain) and store (durable state), plus gRPC and its ecosystem. Nothing in this module imports server
 // except cmd.
 package server

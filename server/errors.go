@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -12,25 +11,16 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/hpa-recommender/hpa-recommender/internal/apiconv"
 	"github.com/hpa-recommender/hpa-recommender/store"
 )
 
 // invalidArgument is a request rejected by conversion or validation.
 type invalidArgument struct {
-	violations []FieldViolation
+	violations []apiconv.FieldViolation
 }
 
-func (e *invalidArgument) Error() string {
-	if len(e.violations) == 0 {
-		return "invalid request"
-	}
-	v := e.violations[0]
-	msg := "invalid request: " + v.Field + ": " + v.Description
-	if n := len(e.violations) - 1; n > 0 {
-		msg += " (and " + strconv.Itoa(n) + " more)"
-	}
-	return msg
-}
+func (e *invalidArgument) Error() string { return apiconv.InvalidArgument(e.violations).Message() }
 
 // notFound is a missing target or recommendation, with a message safe for the client.
 type notFound struct{ msg string }
@@ -70,15 +60,7 @@ func (s *Server) toStatus(ctx context.Context, method string, err error) error {
 	var limited *rateLimited
 	switch {
 	case errors.As(err, &inv):
-		st := status.New(codes.InvalidArgument, inv.Error())
-		br := &errdetails.BadRequest{}
-		for _, v := range inv.violations {
-			br.FieldViolations = append(br.FieldViolations, &errdetails.BadRequest_FieldViolation{Field: v.Field, Description: v.Description})
-		}
-		if withDetails, derr := st.WithDetails(br); derr == nil {
-			st = withDetails
-		}
-		return st.Err()
+		return apiconv.InvalidArgument(inv.violations).Err()
 	case errors.As(err, &nf):
 		return status.Error(codes.NotFound, nf.msg)
 	case errors.As(err, &unauth):

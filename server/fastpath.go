@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/hpa-recommender/hpa-recommender/internal/apiconv"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/recommender"
 	"github.com/hpa-recommender/hpa-recommender/store"
@@ -33,16 +34,16 @@ type specEntry struct {
 	spec *recommender.Spec
 	// conv are the conversion violations (paths under "spec"); when there are none, invalid
 	// are ValidateSpec's.
-	conv, invalid []FieldViolation
+	conv, invalid []apiconv.FieldViolation
 }
 
 var deterministic = proto.MarshalOptions{Deterministic: true}
 
 func convertSpec(s *pb.HorizontalPodAutoscalerSpec) *specEntry {
-	c := newConverter("spec")
-	e := &specEntry{spec: c.spec(s), conv: c.violations}
+	spec, conv := apiconv.SpecFromProto("spec", s)
+	e := &specEntry{spec: spec, conv: conv}
 	if len(e.conv) == 0 {
-		e.invalid = fieldErrors(recommender.ValidateSpec(e.spec, "spec"))
+		e.invalid = apiconv.FieldErrors(recommender.ValidateSpec(e.spec, "spec"))
 	}
 	return e
 }
@@ -69,25 +70,20 @@ func (c *specCache) get(s *pb.HorizontalPodAutoscalerSpec) *specEntry {
 }
 
 // decisionInput converts and validates a RecommendRequest's decision inputs: the same input,
-// options and violations (in the same order) as RecommendFromProto followed, when conversion
+// options and violations (in the same order) as apiconv.RecommendFromProto followed, when conversion
 // found nothing, by recommender.ValidateInput; the spec part comes from the cache.
-func (s *Server) decisionInput(req *pb.RecommendRequest) (recommender.Input, recommender.Options, []FieldViolation) {
+func (s *Server) decisionInput(req *pb.RecommendRequest) (recommender.Input, recommender.Options, []apiconv.FieldViolation) {
 	limits := recommender.Limits{MaxPods: s.cfg.MaxPods}
 	if req.GetSpec() == nil {
-		in, opts, v := RecommendFromProto(req, s.cfg.Defaults)
-		if len(v) == 0 {
-			v = fieldErrors(recommender.ValidateInput(&in, "", limits))
-		}
-		return in, opts, v
+		return apiconv.DecisionInput(req, s.cfg.Defaults, apiconv.Limits{MaxPods: s.cfg.MaxPods})
 	}
 	e := s.specs.get(req.GetSpec())
-	c := newConverter("")
-	in, opts := c.recommendInput(req, s.cfg.Defaults)
+	in, opts, conv := apiconv.RecommendParts(req, s.cfg.Defaults)
 	in.Spec = e.spec
-	if len(e.conv) > 0 || len(c.violations) > 0 {
-		return in, opts, append(slices.Clone(e.conv), c.violations...)
+	if len(e.conv) > 0 || len(conv) > 0 {
+		return in, opts, append(slices.Clone(e.conv), conv...)
 	}
-	return in, opts, append(slices.Clone(e.invalid), fieldErrors(recommender.ValidateObservations(&in, "", limits))...)
+	return in, opts, append(slices.Clone(e.invalid), apiconv.FieldErrors(recommender.ValidateObservations(&in, "", limits))...)
 }
 
 // applier is a store that can skip decoding Update's result (boltstore: the decode is most of

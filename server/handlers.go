@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/hpa-recommender/hpa-recommender/internal/apiconv"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/recommender"
 	"github.com/hpa-recommender/hpa-recommender/store"
@@ -29,31 +30,13 @@ const (
 // maxPending bounds the decisions kept awaiting ReportScale per target.
 const maxPending = 16
 
-func fieldErrors(errs []recommender.FieldError) []FieldViolation {
-	out := make([]FieldViolation, len(errs))
-	for i, e := range errs {
-		out[i] = FieldViolation{Field: e.Field, Description: e.Description}
-	}
-	return out
-}
-
 // targetKey validates a TargetRef; an empty cluster is the default cluster.
-func targetKey(ref *pb.TargetRef, field string) (store.Key, []FieldViolation) {
+func targetKey(ref *pb.TargetRef, field string) (store.Key, []apiconv.FieldViolation) {
 	k := store.Key{Cluster: ref.GetCluster(), Namespace: ref.GetNamespace(), Name: ref.GetName()}
 	if k.Cluster == "" {
 		k.Cluster = defaultCluster
 	}
-	var v []FieldViolation
-	if ref == nil {
-		return k, []FieldViolation{{Field: field, Description: "Required value: the target (namespace and name of the autoscaler)"}}
-	}
-	if k.Namespace == "" {
-		v = append(v, FieldViolation{Field: field + ".namespace", Description: "Required value"})
-	}
-	if k.Name == "" {
-		v = append(v, FieldViolation{Field: field + ".name", Description: "Required value: the autoscaler's name"})
-	}
-	return k, v
+	return k, apiconv.TargetRefViolations(ref, field)
 }
 
 func newRecommendationID() string {
@@ -88,7 +71,7 @@ func (s *Server) recommend(ctx context.Context, req *pb.RecommendRequest) (*pb.R
 			return nil, err
 		}
 		d, _ := decide(now, opts, in, cur)
-		return DecisionToProto(&d), nil
+		return apiconv.DecisionToProto(&d), nil
 	}
 	id := newRecommendationID()
 	var decision recommender.Decision
@@ -115,7 +98,7 @@ func (s *Server) recommend(ctx context.Context, req *pb.RecommendRequest) (*pb.R
 	if err != nil {
 		return nil, err
 	}
-	resp := DecisionToProto(&decision)
+	resp := apiconv.DecisionToProto(&decision)
 	if scaled {
 		resp.RecommendationId = id
 	}
@@ -163,10 +146,10 @@ func (s *Server) reportScale(ctx context.Context, req *pb.ReportScaleRequest) (*
 	}
 	id := req.GetRecommendationId()
 	if id == "" {
-		violations = append(violations, FieldViolation{Field: "recommendationId", Description: "Required value: the recommendationId a Recommend returned"})
+		violations = append(violations, apiconv.FieldViolation{Field: "recommendationId", Description: "Required value: the recommendationId a Recommend returned"})
 	}
 	if !req.GetSucceeded() && req.GetError() == "" {
-		violations = append(violations, FieldViolation{Field: "error", Description: "Required value: say why the scale write failed"})
+		violations = append(violations, apiconv.FieldViolation{Field: "error", Description: "Required value: say why the scale write failed"})
 	}
 	if len(violations) > 0 {
 		return nil, &invalidArgument{violations}
@@ -209,48 +192,11 @@ func (s *Server) Simulate(ctx context.Context, req *pb.SimulateRequest) (*pb.Sim
 }
 
 func (s *Server) simulate(req *pb.SimulateRequest) (*pb.SimulateResponse, error) {
-	sim, violations := SimulationFromProto(req, s.cfg.Defaults)
-	if len(violations) == 0 {
-		violations = append(violations, fieldErrors(recommender.ValidateSpec(sim.Spec, "spec"))...)
-		if req.GetInitialReplicas() < 0 {
-			violations = append(violations, FieldViolation{Field: "initialReplicas", Description: "Invalid value: must be greater than or equal to 0"})
-		}
-		switch n := len(sim.Steps); {
-		case n == 0:
-			violations = append(violations, FieldViolation{Field: "steps", Description: "Required value: at least one step"})
-		case n > s.cfg.MaxSteps:
-			violations = append(violations, FieldViolation{Field: "steps", Description: fmt.Sprintf("Too many: %d: must have at most %d items", n, s.cfg.MaxSteps)})
-		}
-		if sim.Spec != nil {
-			limits := recommender.Limits{MaxPods: s.cfg.MaxPods}
-			for i := range sim.Steps {
-				st := &sim.Steps[i]
-				path := fmt.Sprintf("steps[%d]", i)
-				if st.Time.IsZero() {
-					violations = append(violations, FieldViolation{Field: path + ".time", Description: "Required value"})
-				} else if i > 0 && st.Time.Before(sim.Steps[i-1].Time) {
-					violations = append(violations, FieldViolation{Field: path + ".time", Description: "Invalid value: steps must be in time order"})
-				}
-				in := recommender.Input{Spec: sim.Spec, Pods: st.Pods, Metrics: st.Metrics}
-				if st.CurrentReplicas != nil {
-					in.CurrentReplicas = *st.CurrentReplicas
-				}
-				if st.StatusReplicas != nil {
-					in.StatusReplicas = *st.StatusReplicas
-				}
-				violations = append(violations, fieldErrors(recommender.ValidateObservations(&in, path, limits))...)
-			}
-		}
-	}
+	sim, violations := apiconv.SimulationInput(req, s.cfg.Defaults, apiconv.Limits{MaxPods: s.cfg.MaxPods, MaxSteps: s.cfg.MaxSteps})
 	if len(violations) > 0 {
 		return nil, &invalidArgument{violations}
 	}
-	steps := make([]recommender.Step, len(sim.Steps))
-	for i, st := range sim.Steps {
-		steps[i] = recommender.Step{Time: st.Time, CurrentReplicas: st.CurrentReplicas, StatusReplicas: st.StatusReplicas, Pods: st.Pods, Metrics: st.Metrics}
-	}
-	decisions, final := recommender.Simulate(sim.Options, sim.Spec, sim.InitialReplicas, sim.State, steps)
-	return SimulateResponseToProto(decisions, &final), nil
+	return apiconv.RunSimulation(sim), nil
 }
 
 // GetTarget returns one target's stored state.
@@ -273,13 +219,13 @@ func (s *Server) getTarget(ctx context.Context, req *pb.GetTargetRequest) (*pb.G
 	}
 	resp := &pb.GetTargetResponse{
 		Target:     &pb.TargetRef{Cluster: key.Cluster, Namespace: key.Namespace, Name: key.Name},
-		Spec:       SpecToProto(&t.Spec),
-		History:    HistoryToProto(&t.State),
-		Conditions: ConditionsToProto(t.State.Conditions),
+		Spec:       apiconv.SpecToProto(&t.Spec),
+		History:    apiconv.HistoryToProto(&t.State),
+		Conditions: apiconv.ConditionsToProto(t.State.Conditions),
 		LastSeen:   timestamppb.New(t.LastSeen),
 	}
 	if ld := t.LastDecision; ld != nil {
-		r := DecisionToProto(&ld.Decision)
+		r := apiconv.DecisionToProto(&ld.Decision)
 		r.RecommendationId = ld.RecommendationID
 		resp.LastDecision = &pb.LastDecision{Time: timestamppb.New(ld.Decision.Time), Response: r}
 	}
@@ -306,14 +252,14 @@ func (s *Server) listTargets(ctx context.Context, req *pb.ListTargetsRequest) (*
 	size := int(req.GetPageSize())
 	switch {
 	case size < 0:
-		return nil, &invalidArgument{[]FieldViolation{{Field: "pageSize", Description: "Invalid value: must be greater than or equal to 0"}}}
+		return nil, &invalidArgument{[]apiconv.FieldViolation{{Field: "pageSize", Description: "Invalid value: must be greater than or equal to 0"}}}
 	case size == 0:
 		size = defaultPageSize
 	case size > maxPageSize:
 		size = maxPageSize
 	}
 	if req.GetNamespace() != "" && cluster == "" {
-		return nil, &invalidArgument{[]FieldViolation{{Field: "cluster", Description: "Required value: a namespace filter needs a cluster"}}}
+		return nil, &invalidArgument{[]apiconv.FieldViolation{{Field: "cluster", Description: "Required value: a namespace filter needs a cluster"}}}
 	}
 	sums, next, err := s.store.List(ctx, store.ListOptions{Cluster: cluster, Namespace: req.GetNamespace(), PageSize: size, PageToken: req.GetPageToken()})
 	if err != nil {

@@ -3,6 +3,7 @@ package local
 import (
 	"time"
 
+	"github.com/hpa-recommender/hpa-recommender/internal/apiconv"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/recommender"
 )
@@ -24,25 +25,11 @@ type Result struct {
 // store. An invalid request is reported as Recommend reports it (InvalidArgument with a
 // BadRequest). req.DryRun is ignored: the caller decides whether to keep Result.State.
 func (e *Engine) DecideWithState(now time.Time, req *pb.RecommendRequest, prev recommender.State) (*pb.RecommendResponse, *Result, error) {
-	r := &reader{}
-	in := recommender.Input{
-		Spec:            r.spec("spec", req.GetSpec()),
-		CurrentReplicas: req.GetCurrentReplicas(),
-		StatusReplicas:  req.GetCurrentReplicas(),
-		Pods:            r.pods("pods", req.GetPods()),
-		Metrics:         r.observations("metrics", req.GetMetrics()),
-	}
-	if req.StatusReplicas != nil {
-		in.StatusReplicas = *req.StatusReplicas
-	}
-	opts := r.options(req.GetOptions(), e.Options)
-	if len(r.bad) == 0 {
-		r.bad = append(r.bad, fromFieldErrors(recommender.ValidateInput(&in, "", recommender.Limits{MaxPods: e.MaxPods}))...)
-	}
-	if len(r.bad) > 0 {
-		return nil, nil, invalid(r.bad)
+	in, opts, bad := apiconv.DecisionInput(req, e.Options, e.limits())
+	if len(bad) > 0 {
+		return nil, nil, apiconv.InvalidArgument(bad).Err()
 	}
 	d, st := recommender.Decide(now, opts, in, prev)
 	st.History = recommender.Prune(st.History, now, opts)
-	return decisionToProto(&d), &Result{Decision: d, State: st, Spec: in.Spec}, nil
+	return apiconv.DecisionToProto(&d), &Result{Decision: d, State: st, Spec: in.Spec}, nil
 }

@@ -1,4 +1,4 @@
-package server
+package apiconv
 
 import (
 	"google.golang.org/protobuf/types/known/durationpb"
