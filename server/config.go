@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hpa-recommender/hpa-recommender/internal/envflag"
 	"github.com/hpa-recommender/hpa-recommender/recommender"
 )
 
@@ -121,28 +122,13 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 }
 
 // EnvName is the environment variable of a flag name.
-func EnvName(flagName string) string {
-	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
-}
+func EnvName(flagName string) string { return envflag.Name(EnvPrefix, flagName) }
 
 // ApplyEnv sets every flag of fs that was not given on the command line from its environment
 // variable, if set: a flag wins over the environment, which wins over the default. Call it
 // after fs.Parse.
 func ApplyEnv(fs *flag.FlagSet, lookup func(string) (string, bool)) error {
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	var errs []error
-	fs.VisitAll(func(f *flag.Flag) {
-		if given[f.Name] {
-			return
-		}
-		if v, ok := lookup(EnvName(f.Name)); ok {
-			if err := fs.Set(f.Name, v); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", EnvName(f.Name), err))
-			}
-		}
-	})
-	return errors.Join(errs...)
+	return envflag.Apply(fs, EnvPrefix, lookup)
 }
 
 // Validate reports every inconsistent setting.

@@ -432,4 +432,3 @@ spec:
   behavior:
     scaleDown: {stabilizationWindowSeconds: 60}
 `
-

@@ -1,0 +1,38 @@
+// Package envflag lets environment variables set the flags a command line leaves unset, so
+// each binary's flags can come from a Deployment's env: a flag given on the command line wins
+// over the environment, which wins over the default.
+package envflag
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+)
+
+// Name is the environment variable of a flag: Name("HPA_RECOMMENDER_", "bolt-path") is
+// HPA_RECOMMENDER_BOLT_PATH.
+func Name(prefix, flagName string) string {
+	return prefix + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// Apply sets every flag of fs that was not given on the command line from its environment
+// variable (Name(prefix, flag)), when lookup finds one. Call it after fs.Parse. Every value
+// that does not parse is reported, naming its variable.
+func Apply(fs *flag.FlagSet, prefix string, lookup func(string) (string, bool)) error {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		if given[f.Name] {
+			return
+		}
+		name := Name(prefix, f.Name)
+		if v, ok := lookup(name); ok {
+			if err := fs.Set(f.Name, v); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", name, err))
+			}
+		}
+	})
+	return errors.Join(errs...)
+}

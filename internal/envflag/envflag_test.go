@@ -1,0 +1,39 @@
+package envflag_test
+
+import (
+	"flag"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hpa-recommender/hpa-recommender/internal/envflag"
+)
+
+func TestApplyPrecedence(t *testing.T) {
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	listen := fs.String("listen", "default", "")
+	store := fs.String("store", "default", "")
+	ttl := fs.Duration("target-ttl", time.Hour, "")
+	other := fs.String("other", "default", "")
+	if err := fs.Parse([]string{"--listen", "flag"}); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"P_LISTEN": "env", "P_STORE": "env", "P_TARGET_TTL": "2m"}
+	if err := envflag.Apply(fs, "P_", func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
+		t.Fatal(err)
+	}
+	if *listen != "flag" || *store != "env" || *ttl != 2*time.Minute || *other != "default" {
+		t.Errorf("got listen=%q store=%q ttl=%v other=%q; want flag, env, 2m, default", *listen, *store, *ttl, *other)
+	}
+}
+
+func TestApplyNamesEveryBadVariable(t *testing.T) {
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.Duration("target-ttl", time.Hour, "")
+	fs.Int("max-pods", 1, "")
+	env := map[string]string{"P_TARGET_TTL": "soon", "P_MAX_PODS": "many"}
+	err := envflag.Apply(fs, "P_", func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err == nil || !strings.Contains(err.Error(), "P_TARGET_TTL") || !strings.Contains(err.Error(), "P_MAX_PODS") {
+		t.Errorf("got %v, want an error naming P_TARGET_TTL and P_MAX_PODS", err)
+	}
+}
