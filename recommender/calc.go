@@ -357,6 +357,22 @@ func (c *calcContext) podAverage(samples *sampleMap, g podGroups, ratio func(*sa
 	return n, r, nil
 }
 
+// plainAverage is R-PLAIN: the pod-average procedure on the mean of the samples against an
+// average-value target (milli-units); a missing pod is filled with the target on scale-down.
+// It also returns the first-pass average, which the status reports (R-CALC-6).
+func (c *calcContext) plainAverage(samples *sampleMap, g podGroups, target int64) (int32, float64, int64, error) {
+	first := true
+	var avg int64
+	p, r, err := c.podAverage(samples, g, func(m *sampleMap) (float64, error) {
+		r, a := averageRatio(m, target)
+		if first {
+			avg, first = a, false
+		}
+		return r, nil
+	}, func(string) int64 { return target })
+	return p, r, avg, err
+}
+
 func (g podGroups) explain(e *MetricExplanation) {
 	e.ReadyPods = int32(g.ready)
 	e.UnreadyPods = int32(len(g.unready))
@@ -396,16 +412,7 @@ func (c *calcContext) resourceMetric(res, container string, target MetricTarget,
 	}
 	current := MetricValueStatus{}
 	if target.AverageValue != nil {
-		tv := target.AverageValue.MilliValue()
-		first := true
-		var avg int64
-		p, r, err := c.podAverage(samples, g, func(m *sampleMap) (float64, error) {
-			r, a := averageRatio(m, tv)
-			if first {
-				avg, first = a, false
-			}
-			return r, nil
-		}, func(string) int64 { return tv })
+		p, r, avg, err := c.plainAverage(samples, g, target.AverageValue.MilliValue())
 		if err != nil {
 			fail(err)
 			return
@@ -492,15 +499,7 @@ func (c *calcContext) podsMetric(src *PodsMetricSource, obs *Observation, out *m
 		fail(errAllUnready)
 		return
 	}
-	first := true
-	var avg int64
-	p, r, err := c.podAverage(samples, g, func(m *sampleMap) (float64, error) {
-		r, a := averageRatio(m, tv)
-		if first {
-			avg, first = a, false
-		}
-		return r, nil
-	}, func(string) int64 { return tv })
+	p, r, avg, err := c.plainAverage(samples, g, tv)
 	if err != nil {
 		fail(err)
 		return
