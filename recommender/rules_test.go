@@ -482,6 +482,14 @@ func TestReconcileBranches(t *testing.T) {
 			},
 		},
 		{
+			// Ported from upstream scenario 149, the one scenario the first engine failed: it took
+			// the below-min correction instead of the metric path.
+			name:    "R-REC 4a resuming from zero (ScaledToZero True, min 1) computes metrics before any min correction: 6 proposed, default policy allows 4",
+			spec:    withBehavior(testSpec(1, 20, wantMetric()), nil, nil),
+			current: 0, state: ptrState(scaledToZeroState()), metrics: obs(wantObs(6)), want: 4, proposal: p32(6),
+			conds: []condWant{able(reasonReadyForNewScale), active(reasonValidMetricFound), {ConditionScalingLimited, StatusTrue, reasonScaleUpLimit}},
+		},
+		{
 			name: "R-REC 4b current above max: corrected at once, no metrics, even with scaleDown Disabled",
 			spec: withBehavior(testSpec(1, 5, wantMetric()), nil, disabledDown), current: 9, metrics: obs(wantObs(9)),
 			state: &State{Seeded: true, Conditions: []Condition{{Type: ConditionScalingActive, Status: StatusTrue, Reason: "Previous"}}},
