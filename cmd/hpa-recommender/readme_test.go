@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bufio"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,6 +58,12 @@ func TestReadmeExamples(t *testing.T) {
 	examples := readmeExamples(t, filepath.Join(root, "README.md"))
 	if len(examples) < 4 {
 		t.Fatalf("found %d examples in README.md; the parser or the README is broken", len(examples))
+	}
+	// The README's address is make run's: refuse to test against a server someone left there.
+	if l, err := net.Listen("tcp", "127.0.0.1:50051"); err != nil {
+		t.Fatalf("127.0.0.1:50051 is in use (a `make run` still running?): %v", err)
+	} else {
+		l.Close()
 	}
 	p := startBinaryAt(t, "127.0.0.1:50051", "--store", "bolt", "--bolt-path", filepath.Join(t.TempDir(), "db"))
 	defer p.term(t)
