@@ -108,7 +108,12 @@ func (w *Workload) Ref(i int) *pb.TargetRef {
 // the target's current replica count, their CPU samples and the queue depth.
 func (w *Workload) Request(i int, now time.Time) *pb.RecommendRequest {
 	t := &w.targets[i]
-	replicas := t.replicas.Load()
+	return w.requestWithPods(i, t.replicas.Load(), now)
+}
+
+// requestWithPods is Request with a given replica (and pod) count.
+func (w *Workload) requestWithPods(i int, replicas int32, now time.Time) *pb.RecommendRequest {
+	t := &w.targets[i]
 	k := t.calls.Add(1)
 	// Total CPU demand in millicores: the initial replicas at the target utilization, ±40%
 	// along the target's own phase of the cycle.

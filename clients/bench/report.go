@@ -168,7 +168,16 @@ func (r *Report) WriteTable(w io.Writer) error {
 			row.Server, load, row.Throughput, ms(row.P50), ms(row.P90), ms(row.P99), ms(row.Max), row.Errors, row.ScaledPct,
 			srv[0], srv[1], srv[2], row.ClientCores, rat[0], rat[1])
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, run := range r.Runs {
+		if h := run.Hostile; h != nil {
+			fmt.Fprintf(w, "hostile alongside %s %s rep %d: sent malformed/huge/oversize/abandoned/slow %v, %d unexpected outcomes; server fds %d -> %d, threads %d -> %d\n",
+				run.Mode, param(&run), run.Repeat, h.Sent, h.Unexpected, h.FDsBefore, h.FDsAfter, h.ThreadsBefore, h.ThreadsAfter)
+		}
+	}
+	return nil
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }

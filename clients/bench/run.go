@@ -50,6 +50,11 @@ type Config struct {
 	ServerPID int
 	// StoreFile is the service's bbolt file, for its size per target ("": not reported).
 	StoreFile string
+	// Hostile adds that many callers sending malformed, huge, oversized, abandoned and slow
+	// calls to the service during each measured run (default 0); the good calls' latency is
+	// what the run reports, and the server's file descriptors and threads are compared
+	// before and after.
+	Hostile int
 	// CallTimeout bounds each call (default 10s).
 	CallTimeout time.Duration
 	// Progress receives a line per run (nil: silent).
@@ -111,6 +116,8 @@ type Result struct {
 	// is this process's (for the baseline it includes the in-process server).
 	ServerUsage *Usage `json:"server_usage,omitempty"`
 	Client      Usage  `json:"client_usage"`
+	// Hostile counts the hostile calls made alongside (service runs with Config.Hostile).
+	Hostile *HostileStats `json:"hostile,omitempty"`
 }
 
 // Populated describes the pre-population and the memory it cost.
@@ -149,6 +156,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		name    string
 		clients []pb.RecommenderServiceClient
 		pid     int
+		hostile *hostile
 	}
 	var targets []target
 	if cfg.Baseline {
@@ -171,6 +179,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		defer closeAll()
 		svc := target{name: "service", clients: cl, pid: cfg.ServerPID}
+		if cfg.Hostile > 0 {
+			svc.hostile = newHostile(cfg.Addr, cl[0], wl)
+		}
 		targets = append(targets, svc)
 		if cfg.Populate {
 			p, err := populate(ctx, cfg, wl, svc.clients, svc.pid)
@@ -200,7 +211,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}
-				res, err := measure(ctx, cfg, wl, t.clients, t.pid, r.mode, r.conc, r.rate)
+				res, err := measureWith(ctx, cfg, wl, t.clients, t.pid, t.hostile, r.mode, r.conc, r.rate)
 				if err != nil {
 					return nil, err
 				}
@@ -344,6 +355,43 @@ func populate(ctx context.Context, cfg Config, wl *Workload, clients []pb.Recomm
 		p.FilePerTgt = float64(fi.Size()) / float64(p.Targets)
 	}
 	return p, nil
+}
+
+// measureWith is measure with hostile callers alongside, when h is not nil.
+func measureWith(ctx context.Context, cfg Config, wl *Workload, clients []pb.RecommenderServiceClient, pid int, h *hostile, mode string, conc int, rate float64) (Result, error) {
+	if h == nil {
+		return measure(ctx, cfg, wl, clients, pid, mode, conc, rate)
+	}
+	var before HostileStats
+	var err error
+	if pid > 0 {
+		if before.FDsBefore, before.ThreadsBefore, err = countFDs(pid); err != nil {
+			return Result{}, err
+		}
+	}
+	for i := range h.sent {
+		h.sent[i].Store(0)
+	}
+	h.bad.Store(0)
+	h.stats = before
+	hctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { h.run(hctx, cfg.Hostile); close(done) }()
+	res, err := measure(ctx, cfg, wl, clients, pid, mode, conc, rate)
+	stop()
+	<-done
+	if err != nil {
+		return res, err
+	}
+	hs := h.finish()
+	if pid > 0 {
+		time.Sleep(2 * time.Second) // let the server notice closed connections
+		if hs.FDsAfter, hs.ThreadsAfter, err = countFDs(pid); err != nil {
+			return res, err
+		}
+	}
+	res.Hostile = &hs
+	return res, nil
 }
 
 func measure(ctx context.Context, cfg Config, wl *Workload, clients []pb.RecommenderServiceClient, pid int, mode string, conc int, rate float64) (Result, error) {

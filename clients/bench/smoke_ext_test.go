@@ -16,8 +16,9 @@ import (
 )
 
 // TestSmoke runs the tool briefly against an in-process hpa-recommender (memory store) and its
-// own baseline: every call succeeds, some decisions scale and are reported, and both outputs
-// render.
+// own baseline, with a hostile caller alongside the service runs: every good call succeeds,
+// some decisions scale and are reported, every hostile call gets the expected answer, and both
+// outputs render.
 func TestSmoke(t *testing.T) {
 	cfg := server.DefaultConfig()
 	cfg.Store = server.StoreMemory
@@ -45,6 +46,7 @@ func TestSmoke(t *testing.T) {
 	bc.Duration = 300 * time.Millisecond
 	bc.Repeat = 1
 	bc.ServerPID = os.Getpid()
+	bc.Hostile = 1
 	rep, err := bench.Run(t.Context(), bc)
 	if err != nil {
 		t.Fatal(err)
@@ -62,6 +64,9 @@ func TestSmoke(t *testing.T) {
 		}
 		if r.Server == "service" {
 			scaled += r.ReportScale.Count
+			if h := r.Hostile; h == nil || h.Sent[0] == 0 || h.Unexpected != 0 {
+				t.Errorf("%s service run: hostile stats %+v, want malformed calls sent and every outcome as expected", r.Mode, h)
+			}
 		}
 	}
 	if scaled == 0 {
