@@ -10,34 +10,22 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
 	"github.com/hpa-recommender/hpa-recommender/clients/bench"
+	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/server"
 	"github.com/hpa-recommender/hpa-recommender/store/memstore"
 )
 
 // TestSmoke runs the tool briefly against an in-process hpa-recommender (memory store) and its
-// own baseline, with a hostile caller alongside the service runs: every good call succeeds,
-// some decisions scale and are reported, every hostile call gets the expected answer, and both
-// outputs render.
+// own baseline: every call succeeds and both outputs render.
 func TestSmoke(t *testing.T) {
-	cfg := server.DefaultConfig()
-	cfg.Store = server.StoreMemory
-	cfg.MetricsListen = ""
-	srv, err := server.New(cfg, server.Deps{Store: memstore.New(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() { _ = srv.Serve(ctx, lis); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	addr := startServer(t)
 
 	bc := bench.DefaultConfig()
-	bc.Addr = lis.Addr().String()
+	bc.Addr = addr
 	bc.Baseline = true
 	bc.Targets = 20
 	bc.Concurrency = []int{4}
@@ -46,7 +34,6 @@ func TestSmoke(t *testing.T) {
 	bc.Duration = 300 * time.Millisecond
 	bc.Repeat = 1
 	bc.ServerPID = os.Getpid()
-	bc.Hostile = 1
 	rep, err := bench.Run(t.Context(), bc)
 	if err != nil {
 		t.Fatal(err)
@@ -57,20 +44,10 @@ func TestSmoke(t *testing.T) {
 	if len(rep.Runs) != 4 || len(rep.Summary) != 4 {
 		t.Fatalf("got %d runs and %d rows, want 4 and 4 (closed and open, baseline and service)", len(rep.Runs), len(rep.Summary))
 	}
-	scaled := 0
 	for _, r := range rep.Runs {
 		if r.Recommend.Errors+r.ReportScale.Errors != 0 || r.Recommend.Count == 0 {
 			t.Errorf("%s %s: %d calls, %d+%d errors", r.Server, r.Mode, r.Recommend.Count, r.Recommend.Errors, r.ReportScale.Errors)
 		}
-		if r.Server == "service" {
-			scaled += r.ReportScale.Count
-			if h := r.Hostile; h == nil || h.Sent[0] == 0 || h.Unexpected != 0 {
-				t.Errorf("%s service run: hostile stats %+v, want malformed calls sent and every outcome as expected", r.Mode, h)
-			}
-		}
-	}
-	if scaled == 0 {
-		t.Error("no decision scaled and was reported; the payload should make some scale")
 	}
 	for _, row := range rep.Summary {
 		if row.Server == "service" && row.ThroughputRatio == 0 {
@@ -86,5 +63,90 @@ func TestSmoke(t *testing.T) {
 	}
 	if !strings.Contains(table.String(), "rate=200") || !strings.Contains(js.String(), `"throughput_ratio"`) {
 		t.Errorf("outputs miss the open-loop row or the ratios:\n%s", table.String())
+	}
+}
+
+// TestHostileSmoke: with a hostile caller alongside (malformed, huge, oversized, abandoned and
+// slow calls), every good call still succeeds and every hostile call gets the expected answer.
+func TestHostileSmoke(t *testing.T) {
+	bc := bench.DefaultConfig()
+	bc.Addr = startServer(t)
+	bc.Targets = 20
+	bc.Concurrency = []int{4}
+	bc.Warmup = 50 * time.Millisecond
+	bc.Duration = 500 * time.Millisecond
+	bc.Repeat = 1
+	bc.Hostile = 1
+	rep, err := bench.Run(t.Context(), bc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Runs {
+		if r.Recommend.Errors+r.ReportScale.Errors != 0 || r.Recommend.Count == 0 {
+			t.Errorf("%s: %d good calls, %d+%d errors", r.Mode, r.Recommend.Count, r.Recommend.Errors, r.ReportScale.Errors)
+		}
+		if h := r.Hostile; h == nil || h.Sent[0] == 0 || h.Unexpected != 0 {
+			t.Errorf("%s: hostile stats %+v, want malformed calls sent and every outcome as expected", r.Mode, h)
+		}
+	}
+}
+
+// startServer runs hpa-recommender (memory store) in process on a loopback port.
+func startServer(t *testing.T) string {
+	t.Helper()
+	cfg := server.DefaultConfig()
+	cfg.Store = server.StoreMemory
+	cfg.MetricsListen = ""
+	srv, err := server.New(cfg, server.Deps{Store: memstore.New(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { _ = srv.Serve(ctx, lis); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return lis.Addr().String()
+
+}
+
+// TestWorkloadScales: one target called through one load cycle scales up and down (so
+// ReportScale is exercised), and every scale it is told about becomes its replica count.
+func TestWorkloadScales(t *testing.T) {
+	conn, err := grpc.NewClient(startServer(t), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	cl := pb.NewRecommenderServiceClient(conn)
+	wl := bench.NewWorkload("c", "ns", 1)
+	ups, downs := 0, 0
+	for range 48 {
+		req := wl.Request(0, time.Now())
+		resp, err := cl.Recommend(t.Context(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !resp.GetScale() {
+			continue
+		}
+		if resp.GetDesiredReplicas() > req.GetCurrentReplicas() {
+			ups++
+		} else {
+			downs++
+		}
+		if _, err := cl.ReportScale(t.Context(), &pb.ReportScaleRequest{Target: req.Target, RecommendationId: resp.GetRecommendationId(), Succeeded: true}); err != nil {
+			t.Fatal(err)
+		}
+		wl.Applied(0, resp.GetDesiredReplicas())
+		if next := wl.Request(0, time.Now()); next.GetCurrentReplicas() != resp.GetDesiredReplicas() || int32(len(next.GetPods())) != resp.GetDesiredReplicas() {
+			t.Fatalf("after a scale to %d the next request has %d replicas and %d pods", resp.GetDesiredReplicas(), next.GetCurrentReplicas(), len(next.GetPods()))
+		}
+	}
+	if ups == 0 {
+		t.Errorf("%d scale-ups and %d scale-downs over a load cycle, want some scale-ups", ups, downs)
 	}
 }
