@@ -107,10 +107,12 @@ func (s *Server) recommend(ctx context.Context, req *pb.RecommendRequest) (*pb.R
 
 func isNotFound(err error) bool { return err != nil && errors.Is(err, store.ErrNotFound) }
 
-// decide runs the engine on a stored target (nil: first sight). Before deciding, a pending
-// decision whose desired count now shows as the current count is taken as applied (its
-// ReportScale never came). It returns the decision and the target to store, which shares
-// nothing with cur.
+// decide runs the engine on a stored target (nil: first sight). Before deciding, the previous
+// decision, if it is still pending and its desired count now shows as the current count, is
+// taken as applied (its ReportScale never came). Only the previous decision: an older pending
+// one was already seen not applied by the call after it (and a retried Recommend whose first
+// answer was lost leaves such an older twin behind, which must not count a second time). It
+// returns the decision and the target to store, which shares nothing with cur.
 func decide(now time.Time, opts recommender.Options, in recommender.Input, cur *store.Target) (recommender.Decision, *store.Target) {
 	next := &store.Target{}
 	if cur != nil {
@@ -119,7 +121,8 @@ func decide(now time.Time, opts recommender.Options, in recommender.Input, cur *
 		next.State = cur.State
 		if n := len(next.Pending); n > 0 {
 			p := next.Pending[n-1]
-			if p.DesiredReplicas == in.CurrentReplicas && p.CurrentReplicas != p.DesiredReplicas {
+			previous := cur.LastDecision != nil && cur.LastDecision.RecommendationID == p.RecommendationID
+			if previous && p.DesiredReplicas == in.CurrentReplicas && p.CurrentReplicas != p.DesiredReplicas {
 				pd := recommender.Decision{Time: p.Time, CurrentReplicas: p.CurrentReplicas, DesiredReplicas: p.DesiredReplicas}
 				next.State = recommender.RecordRescale(p.Time, &cur.Spec, next.State, &pd, true, "")
 				next.Pending = next.Pending[:n-1]

@@ -258,6 +258,38 @@ func TestUnreportedDecisionIsInferredFromCurrentReplicas(t *testing.T) {
 	}
 }
 
+// TestRetriedRecommendCountsOneScale: a Recommend whose answer was lost, retried, and the
+// retry reported, is one scale write: the lost twin left pending must not be taken as applied
+// when the next call shows the new count (it once stored the event twice).
+func TestRetriedRecommendCountsOneScale(t *testing.T) {
+	ctx := t.Context()
+	clk := &clock{t: t0}
+	h := startServer(t, filepath.Join(t.TempDir(), "db"), clk)
+	if _, err := h.client.Recommend(ctx, externalRequest(t, 2, "80")); err != nil { // answer "lost"
+		t.Fatal(err)
+	}
+	clk.Set(t0.Add(time.Second))
+	retry, err := h.client.Recommend(ctx, externalRequest(t, 2, "80"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := externalRequest(t, 0, "0").Target
+	if _, err := h.client.ReportScale(ctx, &pb.ReportScaleRequest{Target: target, RecommendationId: retry.RecommendationId, Succeeded: true}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Set(t0.Add(20 * time.Second))
+	if _, err := h.client.Recommend(ctx, externalRequest(t, retry.DesiredReplicas, "80")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := h.client.GetTarget(ctx, &pb.GetTargetRequest{Target: target})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(got.History.ScaleUpEvents); n != 1 {
+		t.Errorf("scaleUpEvents %v: %d events for one scale write, want 1", got.History.ScaleUpEvents, n)
+	}
+}
+
 func TestDryRunWritesNothing(t *testing.T) {
 	ctx := t.Context()
 	h := startServer(t, filepath.Join(t.TempDir(), "db"), &clock{t: t0})

@@ -517,16 +517,6 @@ func TestKillingOneReplicaLosesNothingAcknowledged(t *testing.T) {
 				if e.at.Before(tail) {
 					continue
 				}
-				// An event at the time of a Recommend whose answer never arrived is not an
-				// acknowledged one lost or doubled. It can be there: server.decide takes the last
-				// pending decision as applied when its desired count shows up as current, even
-				// when a retry of the same decision was reported meanwhile, so one scale write
-				// leaves two events (a known server issue). Any other extra event is an error.
-				if !slices.ContainsFunc(as, func(a ack) bool { return a.at.Equal(e.at) }) &&
-					slices.ContainsFunc(lostRecommends[i], func(span [2]time.Time) bool { return !e.at.Before(span[0]) && !e.at.After(span[1]) }) {
-					t.Logf("%s: stored %s event %v comes from a Recommend whose answer was lost (applied, then taken as scaled when its retry was)", name, dir, e)
-					continue
-				}
 				inTail = append(inTail, e)
 			}
 			slices.SortFunc(inTail, func(a, b event) int { return a.at.Compare(b.at) })
