@@ -125,6 +125,16 @@ func (s *Server) setServing(ok bool) {
 	s.health.SetServingStatus(serviceName, st)
 }
 
+// callLogLevel logs a successful call at debug (a busy service decides thousands of times a
+// second) and a failed one as go-grpc-middleware's server default does: client errors at info
+// or warn, server errors at error.
+func callLogLevel(c codes.Code) logging.Level {
+	if c == codes.OK {
+		return logging.LevelDebug
+	}
+	return logging.DefaultServerCodeToLevel(c)
+}
+
 // serverOptions builds the transport and the interceptor chain: metrics, logging (health and
 // reflection skipped), auth when configured (health and reflection skipped), then recovery
 // innermost.
@@ -147,7 +157,7 @@ func (s *Server) serverOptions() ([]grpc.ServerOption, error) {
 	})
 	unary := []grpc.UnaryServerInterceptor{
 		metrics.UnaryServerInterceptor(),
-		selector.UnaryServerInterceptor(logging.UnaryServerInterceptor(logger, logging.WithLogOnEvents(logging.FinishCall)), notProbe),
+		selector.UnaryServerInterceptor(logging.UnaryServerInterceptor(logger, logging.WithLogOnEvents(logging.FinishCall), logging.WithLevels(callLogLevel)), notProbe),
 	}
 	stream := []grpc.StreamServerInterceptor{metrics.StreamServerInterceptor()}
 	if s.authEnabled() {

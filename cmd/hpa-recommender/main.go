@@ -36,6 +36,7 @@ func run(args []string) error {
 		fs.PrintDefaults()
 	}
 	cfg.RegisterFlags(fs)
+	logLevel := fs.String("log-level", "info", "log level: debug (every call), info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -45,7 +46,11 @@ func run(args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 
 	var st store.Store
 	switch cfg.Store {
