@@ -34,6 +34,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/hpa-recommender/hpa-recommender/internal/servertest"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/server"
 	"github.com/hpa-recommender/hpa-recommender/store"
@@ -194,22 +195,9 @@ func startAuthServer(t *testing.T, mutate ...func(*server.Config)) (string, *syn
 		m(&cfg)
 	}
 	logs := &syncBuffer{}
-	srv, err := server.New(cfg, server.Deps{Store: st, Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, lis) }()
+	addr, stop := servertest.Start(t, cfg, server.Deps{Store: st, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
+		stop()
 		if err := st.Check(); err != nil {
 			t.Errorf("bbolt consistency: %v", err)
 		}
@@ -217,7 +205,7 @@ func startAuthServer(t *testing.T, mutate ...func(*server.Config)) (string, *syn
 			t.Errorf("close store: %v", err)
 		}
 	})
-	return lis.Addr().String(), logs
+	return addr, logs
 }
 
 func dialWith(t *testing.T, addr string, creds credentials.TransportCredentials) pb.RecommenderServiceClient {

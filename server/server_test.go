@@ -1,8 +1,6 @@
 package server_test
 
 import (
-	"context"
-	"net"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -20,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 
+	"github.com/hpa-recommender/hpa-recommender/internal/servertest"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/server"
 	"github.com/hpa-recommender/hpa-recommender/store"
@@ -57,18 +56,8 @@ func startServer(t *testing.T, path string, clk *clock, mutate ...func(*server.C
 	for _, m := range mutate {
 		m(&cfg)
 	}
-	srv, err := server.New(cfg, server.Deps{Store: st, Now: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, lis) }()
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	addr, stop := servertest.Start(t, cfg, server.Deps{Store: st, Now: clk.Now})
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,10 +66,7 @@ func startServer(t *testing.T, path string, clk *clock, mutate ...func(*server.C
 	h.stop = func() {
 		once.Do(func() {
 			conn.Close()
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("serve: %v", err)
-			}
+			stop()
 			if err := st.Check(); err != nil {
 				t.Errorf("bbolt consistency: %v", err)
 			}

@@ -1,10 +1,6 @@
 package bench_test
 
 import (
-	"context"
-	"io"
-	"log/slog"
-	"net"
 	"os"
 	"strings"
 	"testing"
@@ -14,9 +10,9 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/hpa-recommender/hpa-recommender/clients/bench"
+	"github.com/hpa-recommender/hpa-recommender/internal/servertest"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/server"
-	"github.com/hpa-recommender/hpa-recommender/store/memstore"
 )
 
 // TestSmoke runs the tool briefly against an in-process hpa-recommender (memory store) and its
@@ -94,23 +90,8 @@ func TestHostileSmoke(t *testing.T) {
 // startServer runs hpa-recommender (memory store) in process on a loopback port.
 func startServer(t *testing.T) string {
 	t.Helper()
-	cfg := server.DefaultConfig()
-	cfg.Store = server.StoreMemory
-	cfg.MetricsListen = ""
-	srv, err := server.New(cfg, server.Deps{Store: memstore.New(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() { _ = srv.Serve(ctx, lis); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return lis.Addr().String()
-
+	addr, _ := servertest.Start(t, server.DefaultConfig(), server.Deps{})
+	return addr
 }
 
 // TestWorkloadScales: one target called through one load cycle scales up and down (so

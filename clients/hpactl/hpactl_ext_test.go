@@ -2,10 +2,7 @@ package hpactl_test
 
 import (
 	"bytes"
-	"context"
 	"image/png"
-	"io"
-	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -19,9 +16,9 @@ import (
 
 	"github.com/hpa-recommender/hpa-recommender/clients/hpactl"
 	"github.com/hpa-recommender/hpa-recommender/clients/internal/local"
+	"github.com/hpa-recommender/hpa-recommender/internal/servertest"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/server"
-	"github.com/hpa-recommender/hpa-recommender/store/memstore"
 )
 
 // fixedNow is the decision clock of the server and of --local in these tests, so both answer
@@ -31,26 +28,8 @@ var fixedNow = time.Date(2026, 6, 1, 12, 0, 30, 0, time.UTC)
 // startServer runs a real hpa-recommender (in-memory store, fixed clock) on a loopback port.
 func startServer(t *testing.T) string {
 	t.Helper()
-	cfg := server.DefaultConfig()
-	cfg.Store = server.StoreMemory
-	cfg.MetricsListen = ""
-	srv, err := server.New(cfg, server.Deps{
-		Store:  memstore.New(),
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Now:    func() time.Time { return fixedNow },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = srv.Serve(ctx, lis); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return lis.Addr().String()
+	addr, _ := servertest.Start(t, server.DefaultConfig(), server.Deps{Now: func() time.Time { return fixedNow }})
+	return addr
 }
 
 type result struct {

@@ -1,7 +1,6 @@
 package scaler
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -18,9 +17,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/hpa-recommender/hpa-recommender/internal/servertest"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/server"
-	"github.com/hpa-recommender/hpa-recommender/store/memstore"
 )
 
 type testCA struct {
@@ -198,22 +197,11 @@ func TestDialTokenFile(t *testing.T) {
 	writeFile(t, dir, "token", "good-token\n")
 	clk := realClock()
 	cfg := server.DefaultConfig()
-	cfg.Store, cfg.MetricsListen, cfg.TokensFile = server.StoreMemory, "", filepath.Join(dir, "tokens")
-	srv, err := server.New(cfg, server.Deps{Store: memstore.New(), Now: clk.Now, Logger: quiet()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, lis) }()
-	t.Cleanup(func() { cancel(); <-done })
+	cfg.TokensFile = filepath.Join(dir, "tokens")
+	addr, _ := servertest.Start(t, cfg, server.Deps{Now: clk.Now})
 
 	sc := DefaultConfig()
-	sc.Cluster, sc.ManifestsDir, sc.ServiceAddr, sc.TokenFile = "c1", dir, lis.Addr().String(), filepath.Join(dir, "token")
+	sc.Cluster, sc.ManifestsDir, sc.ServiceAddr, sc.TokenFile = "c1", dir, addr, filepath.Join(dir, "token")
 	if err := sc.Validate(); err != nil {
 		t.Fatal(err)
 	}

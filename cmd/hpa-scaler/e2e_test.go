@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -28,8 +27,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hpa-recommender/hpa-recommender/internal/kubetest"
+	"github.com/hpa-recommender/hpa-recommender/internal/servertest"
 	"github.com/hpa-recommender/hpa-recommender/server"
-	"github.com/hpa-recommender/hpa-recommender/store/memstore"
 )
 
 // syncBuffer is an io.Writer safe for the child's output and the test's reads.
@@ -66,20 +65,7 @@ func TestBinaryScalesADeployment(t *testing.T) {
 	defer cancel()
 
 	// The service.
-	cfg := server.DefaultConfig()
-	cfg.Store, cfg.MetricsListen = server.StoreMemory, ""
-	srv, err := server.New(cfg, server.Deps{Store: memstore.New(), Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sctx, scancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(sctx, lis) }()
-	t.Cleanup(func() { scancel(); <-served })
+	serviceAddr, _ := servertest.Start(t, server.DefaultConfig(), server.Deps{})
 
 	// A Deployment of 2 pods whose load wants 4.
 	const ns = "bin"
@@ -140,7 +126,7 @@ spec:
 	cmd := exec.Command(bin,
 		"--kubeconfig", cp.Kubeconfig,
 		"--manifests-dir", manifests,
-		"--service-addr", lis.Addr().String(),
+		"--service-addr", serviceAddr,
 		"--http-listen", httpAddr,
 		"--sync-period", "1s",
 		"--leader-election-namespace", "default",
