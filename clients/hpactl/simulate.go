@@ -378,7 +378,7 @@ func writeSimulation(w io.Writer, steps []simStep) {
 	for _, s := range steps {
 		util := "-"
 		if s.utilization != nil {
-			util = fmt.Sprintf("%.0f%%", *s.utilization)
+			util = fmt.Sprintf("%d%%", int64(*s.utilization)) // truncated, as the HPA reports utilization
 		}
 		perPod := "-"
 		if s.ready > 0 {
