@@ -42,8 +42,8 @@ lint: ## Lint protos (buf lint, buf format) and Go (go vet, staticcheck)
 	$(BUF) lint
 	$(BUF) format --diff --exit-code
 	$(GO) vet ./...
-	$(GO) vet -tags e2e ./...
-	$(TOOL) staticcheck -tags e2e ./...
+	$(GO) vet -tags e2e,crashtest ./...
+	$(TOOL) staticcheck -tags e2e,crashtest ./...
 
 .PHONY: breaking
 breaking: ## Check the API for breaking changes against the main branch
@@ -93,7 +93,7 @@ run: ## Run the service on 127.0.0.1:50051 (bbolt at ./data)
 	$(GO) run ./cmd/hpa-recommender
 
 .PHONY: crashtest
-crashtest: ## Kill -9 the real binary under load 20 times (CRASHTEST_ITERATIONS, CRASHTEST_SEED) and verify every acknowledged write survived
+crashtest: ## Kill -9 the real binary under load 20 times, bbolt alone and one etcd replica of three (CRASHTEST_ITERATIONS, CRASHTEST_SEED); verify every acknowledged write survived
 	$(GO) test -tags crashtest -run TestCrashLoop -count=1 -v -timeout 30m ./cmd/hpa-recommender/
 
 # End-to-end tests against a real control plane (internal/kubetest): etcd, kube-apiserver,

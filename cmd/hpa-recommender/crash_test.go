@@ -4,6 +4,7 @@ package main_test
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/store"
 	"github.com/hpa-recommender/hpa-recommender/store/boltstore"
+	"github.com/hpa-recommender/hpa-recommender/store/etcdstore"
 )
 
 // ledger is what the service acknowledged during one life of the process.
@@ -28,6 +30,8 @@ type ledger struct {
 	// scaled are the recommendation ids of acknowledged scale decisions per target; reported
 	// those whose ReportScale was acknowledged.
 	scaled, reported map[int][]string
+	// acked counts the acknowledged calls, Recommend and ReportScale.
+	acked int
 }
 
 func newLedger() *ledger {
@@ -67,46 +71,11 @@ func TestCrashLoop(t *testing.T) {
 
 		led := newLedger()
 		ctx, cancel := context.WithCancel(t.Context())
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for range 8 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for ctx.Err() == nil {
-					i := int(next.Add(1) % targets)
-					req := wl.Request(i, time.Now())
-					resp, err := cl.Recommend(ctx, req)
-					if err != nil {
-						continue // the process is gone or going
-					}
-					led.mu.Lock()
-					if at := resp.GetDecisionTime().AsTime(); at.After(led.decided[i]) {
-						led.decided[i] = at
-					}
-					id := resp.GetRecommendationId()
-					if resp.GetScale() {
-						led.scaled[i] = append(led.scaled[i], id)
-					}
-					led.mu.Unlock()
-					if !resp.GetScale() {
-						continue
-					}
-					_, err = cl.ReportScale(ctx, &pb.ReportScaleRequest{Target: req.Target, RecommendationId: id, Succeeded: true})
-					if err != nil {
-						continue
-					}
-					led.mu.Lock()
-					led.reported[i] = append(led.reported[i], id)
-					led.mu.Unlock()
-					wl.Applied(i, resp.GetDesiredReplicas())
-				}
-			}()
-		}
+		wait := runLoad(ctx, wl, led, targets, func() pb.RecommenderServiceClient { return cl })
 		time.Sleep(time.Duration(200+rng.IntN(1300)) * time.Millisecond)
 		p.kill9(t)
 		cancel()
-		wg.Wait()
+		wait()
 
 		lastSeen = verifyFile(t, it, db, wl, led)
 		for _, ids := range led.reported {
@@ -117,8 +86,8 @@ func TestCrashLoop(t *testing.T) {
 	t.Logf("%d kills; verified %d targets' latest acknowledged decisions and %d acknowledged scale reports", iterations, totalDecided, totalReported)
 }
 
-// verifyFile opens the store a killed process left and checks it against the ledger; it
-// returns each ledger target's stored last decision time.
+// verifyFile opens the bbolt file a killed process left, runs bbolt's consistency check and
+// checks the targets against the ledger (verifyStore).
 func verifyFile(t *testing.T, it int, db string, wl *bench.Workload, led *ledger) map[int]time.Time {
 	t.Helper()
 	st, err := boltstore.Open(db, boltstore.Options{})
@@ -129,6 +98,15 @@ func verifyFile(t *testing.T, it int, db string, wl *bench.Workload, led *ledger
 	if err := st.Check(); err != nil {
 		t.Fatalf("iteration %d: %v", it, err)
 	}
+	return verifyStore(t, it, st, wl, led)
+}
+
+// verifyStore checks a store against what the service acknowledged: every target has a last
+// decision at least as recent as the last one acknowledged, every acknowledged scale decision
+// is pending or reported, and every acknowledged ReportScale is reported. It returns each
+// ledger target's stored last decision time.
+func verifyStore(t *testing.T, it int, st store.Store, wl *bench.Workload, led *ledger) map[int]time.Time {
+	t.Helper()
 	seen := map[int]time.Time{}
 	for i, acked := range led.decided {
 		ref := wl.Ref(i)
@@ -154,6 +132,112 @@ func verifyFile(t *testing.T, it int, db string, wl *bench.Workload, led *ledger
 		}
 	}
 	return seen
+}
+
+// runLoad has 8 callers send Recommend, and ReportScale for the decisions that scale, each call
+// to the client pick returns, until ctx ends; it records what was acknowledged in led. The
+// returned function waits for the callers.
+func runLoad(ctx context.Context, wl *bench.Workload, led *ledger, targets int, pick func() pb.RecommenderServiceClient) func() {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				i := int(next.Add(1) % int64(targets))
+				req := wl.Request(i, time.Now())
+				resp, err := pick().Recommend(ctx, req)
+				if err != nil {
+					continue // the process is gone or going
+				}
+				led.mu.Lock()
+				led.acked++
+				if at := resp.GetDecisionTime().AsTime(); at.After(led.decided[i]) {
+					led.decided[i] = at
+				}
+				id := resp.GetRecommendationId()
+				if resp.GetScale() {
+					led.scaled[i] = append(led.scaled[i], id)
+				}
+				led.mu.Unlock()
+				if !resp.GetScale() {
+					continue
+				}
+				if _, err := pick().ReportScale(ctx, &pb.ReportScaleRequest{Target: req.Target, RecommendationId: id, Succeeded: true}); err != nil {
+					continue
+				}
+				led.mu.Lock()
+				led.reported[i] = append(led.reported[i], id)
+				led.acked++
+				led.mu.Unlock()
+				wl.Applied(i, resp.GetDesiredReplicas())
+			}
+		}()
+	}
+	return wg.Wait
+}
+
+// TestCrashLoopEtcd is TestCrashLoop for one etcd-backed replica of three: callers spread
+// over all three, one replica is killed with SIGKILL at a random moment, the other two keep
+// serving (the test requires acknowledged calls after the kill), and then the store in etcd
+// is checked against everything acknowledged (verifyStore) before the killed replica restarts
+// on its address; CRASHTEST_ITERATIONS times (default 20).
+func TestCrashLoopEtcd(t *testing.T) {
+	iterations := envInt(t, "CRASHTEST_ITERATIONS", 20)
+	seed := uint64(envInt(t, "CRASHTEST_SEED", int(time.Now().UnixNano()%1e9)))
+	t.Logf("seed %d (CRASHTEST_SEED=%d repeats this run), %d iterations", seed, seed, iterations)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	endpoint := sharedEtcd(t)
+	prefix := fmt.Sprintf("/crash-%d", seed)
+	args := []string{"--store", "etcd", "--etcd-endpoints", endpoint, "--etcd-prefix", prefix}
+	reps := startReplicas(t, 3, prefix)
+	st, err := etcdstore.New(t.Context(), etcdstore.Config{Endpoints: []string{endpoint}, Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	const targets = 40
+	wl := bench.NewWorkload("crash", "crash", targets)
+	var mu sync.Mutex // guards reps' clients while a replica restarts
+	var totalDecided, totalReported, afterKill int
+	for it := range iterations {
+		led := newLedger()
+		ctx, cancel := context.WithCancel(t.Context())
+		wait := runLoad(ctx, wl, led, targets, func() pb.RecommenderServiceClient {
+			mu.Lock()
+			defer mu.Unlock()
+			return reps[rand.IntN(len(reps))].client // the global source: callers run concurrently
+		})
+		time.Sleep(time.Duration(200+rng.IntN(1300)) * time.Millisecond)
+		mu.Lock()
+		victim := rng.IntN(len(reps))
+		mu.Unlock()
+		reps[victim].p.kill9(t)
+		led.mu.Lock()
+		before := led.acked
+		led.mu.Unlock()
+		time.Sleep(500 * time.Millisecond)
+		cancel()
+		wait()
+		if led.acked == before {
+			t.Errorf("iteration %d: the surviving replicas acknowledged no call after the kill", it)
+		}
+		afterKill += led.acked - before
+
+		verifyStore(t, it, st, wl, led)
+		for _, ids := range led.reported {
+			totalReported += len(ids)
+		}
+		totalDecided += len(led.decided)
+
+		p := startBinaryAt(t, reps[victim].p.addr, args...)
+		mu.Lock()
+		reps[victim] = &replica{p: p, client: pb.NewRecommenderServiceClient(dial(t, p.addr))}
+		mu.Unlock()
+	}
+	t.Logf("%d kills; verified %d targets' latest acknowledged decisions and %d acknowledged scale reports (%d calls acknowledged by the survivors after the kills)",
+		iterations, totalDecided, totalReported, afterKill)
 }
 
 func envInt(t *testing.T, name string, def int) int {
