@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/hpa-recommender/hpa-recommender/internal/envflag"
 	"github.com/hpa-recommender/hpa-recommender/server"
 	"github.com/hpa-recommender/hpa-recommender/store"
 	"github.com/hpa-recommender/hpa-recommender/store/boltstore"
@@ -31,24 +32,14 @@ func main() {
 func run(args []string) error {
 	cfg := server.DefaultConfig()
 	fs := flag.NewFlagSet("hpa-recommender", flag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: hpa-recommender [flags]\n\nEvery flag can also be set by the environment variable %s<FLAG> (upper snake case);\na flag on the command line wins over the environment.\n\n", server.EnvPrefix)
-		fs.PrintDefaults()
-	}
 	cfg.RegisterFlags(fs)
-	logLevel := fs.String("log-level", "info", "log level: debug (every call), info, warn or error")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if err := server.ApplyEnv(fs, os.LookupEnv); err != nil {
+	var level slog.Level
+	fs.TextVar(&level, "log-level", slog.LevelInfo, "log level: debug (every call), info, warn or error")
+	if err := envflag.Parse(fs, server.EnvPrefix, "hpa-recommender [flags]", args, os.LookupEnv); err != nil {
 		return err
 	}
 	if err := cfg.Validate(); err != nil {
 		return err
-	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		return fmt.Errorf("--log-level: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 

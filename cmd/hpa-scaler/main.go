@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/hpa-recommender/hpa-recommender/clients/scaler"
+	"github.com/hpa-recommender/hpa-recommender/internal/envflag"
 )
 
 func main() {
@@ -32,16 +33,10 @@ func main() {
 func run(args []string) error {
 	cfg := scaler.DefaultConfig()
 	fs := flag.NewFlagSet("hpa-scaler", flag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: hpa-scaler --cluster NAME --manifests-dir DIR [flags]\n\nEvery flag can also be set by the environment variable %s<FLAG> (upper snake case);\na flag on the command line wins over the environment.\n\n", scaler.EnvPrefix)
-		fs.PrintDefaults()
-	}
 	cfg.RegisterFlags(fs)
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if err := scaler.ApplyEnv(fs, os.LookupEnv); err != nil {
+	var level slog.Level
+	fs.TextVar(&level, "log-level", slog.LevelInfo, "log level: debug, info, warn or error")
+	if err := envflag.Parse(fs, scaler.EnvPrefix, "hpa-scaler --cluster NAME --manifests-dir DIR [flags]", args, os.LookupEnv); err != nil {
 		return err
 	}
 	if cfg.Identity == "" {
@@ -56,10 +51,6 @@ func run(args []string) error {
 	}
 	if err := cfg.Validate(); err != nil {
 		return err
-	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		return fmt.Errorf("--log-level: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 

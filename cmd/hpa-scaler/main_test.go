@@ -16,7 +16,7 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{"help", []string{"-h"}, ""},
 		{"no cluster", []string{"--manifests-dir", "/m"}, "--cluster is required"},
 		{"plaintext remote", []string{"--cluster", "c", "--manifests-dir", "/m", "--service-addr", "recommender.example:443"}, "not a loopback address"},
-		{"bad log level", []string{"--cluster", "c", "--manifests-dir", "/m", "--log-level", "loud"}, "--log-level"},
+		{"bad log level", []string{"--cluster", "c", "--manifests-dir", "/m", "--log-level", "loud"}, `flag -log-level`},
 		{"no cluster outside a cluster", []string{"--cluster", "c", "--manifests-dir", "/m"}, "in-cluster configuration"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -36,3 +36,16 @@ func Apply(fs *flag.FlagSet, prefix string, lookup func(string) (string, bool)) 
 	})
 	return errors.Join(errs...)
 }
+
+// Parse parses args into fs, then sets what they leave unset from the environment (Apply). Its
+// usage text gives synopsis, the environment rule and every flag's default.
+func Parse(fs *flag.FlagSet, prefix, synopsis string, args []string, lookup func(string) (string, bool)) error {
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: %s\n\nEvery flag can also be set by the environment variable %s<FLAG> (upper snake case);\na flag on the command line wins over the environment.\n\n", synopsis, prefix)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	return Apply(fs, prefix, lookup)
+}

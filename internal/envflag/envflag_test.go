@@ -37,3 +37,23 @@ func TestApplyNamesEveryBadVariable(t *testing.T) {
 		t.Errorf("got %v, want an error naming P_TARGET_TTL and P_MAX_PODS", err)
 	}
 }
+
+func TestParseFlagsThenEnvironment(t *testing.T) {
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.SetOutput(new(strings.Builder))
+	a := fs.String("a", "default", "")
+	b := fs.String("b", "default", "")
+	env := map[string]string{"P_A": "env", "P_B": "env"}
+	if err := envflag.Parse(fs, "P_", "x [flags]", []string{"-a", "flag"}, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
+		t.Fatal(err)
+	}
+	if *a != "flag" || *b != "env" {
+		t.Errorf("got a=%q b=%q, want flag and env", *a, *b)
+	}
+	var usage strings.Builder
+	fs.SetOutput(&usage)
+	fs.Usage()
+	if !strings.Contains(usage.String(), "Usage: x [flags]") || !strings.Contains(usage.String(), "P_<FLAG>") {
+		t.Errorf("usage %q lacks the synopsis or the environment rule", usage.String())
+	}
+}
