@@ -35,6 +35,9 @@ func (s *Scaler) Run(ctx context.Context, deps RunDeps) error {
 	if s.cfg.LeaderElect && deps.LeaseClient == nil {
 		return errors.New("scaler: leader election needs a LeaseClient")
 	}
+	// The digest is taken before the load, so a change landing between the two is seen by the
+	// watcher (taking it after, in the watcher, could miss one for good).
+	loaded, _ := dirDigest(s.cfg.ManifestsDir)
 	if as, err := LoadManifests(s.cfg.ManifestsDir); err != nil && as == nil {
 		return err
 	} else {
@@ -73,7 +76,7 @@ func (s *Scaler) Run(ctx context.Context, deps RunDeps) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		s.watchManifests(ctx)
+		s.watchManifests(ctx, loaded)
 	}()
 
 	if !s.cfg.LeaderElect {
@@ -129,10 +132,9 @@ func (s *Scaler) logManifestErrors(err error) {
 	}
 }
 
-// watchManifests reloads the manifests directory when its contents change. A directory that
-// cannot be read keeps the last good set.
-func (s *Scaler) watchManifests(ctx context.Context) {
-	last, _ := dirDigest(s.cfg.ManifestsDir)
+// watchManifests reloads the manifests directory when its contents differ from last, the
+// digest of what is loaded. A directory that cannot be read keeps the last good set.
+func (s *Scaler) watchManifests(ctx context.Context, last string) {
 	t := time.NewTicker(s.cfg.ManifestsReload)
 	defer t.Stop()
 	for {
