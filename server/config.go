@@ -29,10 +29,16 @@ type Config struct {
 	Listen string
 	// MetricsListen is the Prometheus /metrics address (default 127.0.0.1:9090); empty disables it.
 	MetricsListen string
+	// Pprof also serves Go's profiler under /debug/pprof/ on MetricsListen (default off: a
+	// profile shows request contents in memory to whoever can reach that port).
+	Pprof bool
 	// Store is the backend: bolt (default), memory or etcd.
 	Store string
 	// BoltPath is the bbolt file (default ./data/hpa-recommender.db).
 	BoltPath string
+	// BoltCachedTargets is how many decoded target records the bbolt store keeps in memory
+	// (default 10000, a few KB each; negative: none).
+	BoltCachedTargets int
 	// EtcdEndpoints and EtcdPrefix configure the etcd backend.
 	EtcdEndpoints []string
 	EtcdPrefix    string
@@ -62,18 +68,19 @@ type Config struct {
 // DefaultConfig returns the configuration `make run` uses.
 func DefaultConfig() Config {
 	return Config{
-		Listen:          "127.0.0.1:50051",
-		MetricsListen:   "127.0.0.1:9090",
-		Store:           StoreBolt,
-		BoltPath:        "./data/hpa-recommender.db",
-		EtcdPrefix:      "/hpa-recommender",
-		RateBurst:       100,
-		MaxRequestBytes: 4 << 20,
-		MaxPods:         20000,
-		MaxSteps:        10000,
-		TargetTTL:       24 * time.Hour,
-		ShutdownTimeout: 15 * time.Second,
-		Defaults:        recommender.DefaultOptions(),
+		Listen:            "127.0.0.1:50051",
+		MetricsListen:     "127.0.0.1:9090",
+		Store:             StoreBolt,
+		BoltPath:          "./data/hpa-recommender.db",
+		BoltCachedTargets: 10000,
+		EtcdPrefix:        "/hpa-recommender",
+		RateBurst:         100,
+		MaxRequestBytes:   4 << 20,
+		MaxPods:           20000,
+		MaxSteps:          10000,
+		TargetTTL:         24 * time.Hour,
+		ShutdownTimeout:   15 * time.Second,
+		Defaults:          recommender.DefaultOptions(),
 	}
 }
 
@@ -100,8 +107,10 @@ func (l listFlag) Set(s string) error {
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Listen, "listen", c.Listen, "gRPC listen address")
 	fs.StringVar(&c.MetricsListen, "metrics-listen", c.MetricsListen, "Prometheus /metrics listen address (empty: off)")
+	fs.BoolVar(&c.Pprof, "pprof", c.Pprof, "also serve /debug/pprof/ on --metrics-listen")
 	fs.StringVar(&c.Store, "store", c.Store, "store backend: bolt, memory or etcd")
 	fs.StringVar(&c.BoltPath, "bolt-path", c.BoltPath, "bbolt database file")
+	fs.IntVar(&c.BoltCachedTargets, "bolt-cached-targets", c.BoltCachedTargets, "decoded target records the bbolt store keeps in memory to speed up updates (0: the default, negative: none)")
 	fs.Var(listFlag{&c.EtcdEndpoints}, "etcd-endpoints", "comma-separated etcd endpoints")
 	fs.StringVar(&c.EtcdPrefix, "etcd-prefix", c.EtcdPrefix, "key prefix in etcd")
 	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "TLS certificate file (PEM)")
@@ -149,6 +158,9 @@ func (c *Config) Validate() error {
 		}
 	default:
 		errs = append(errs, fmt.Errorf("--store must be bolt, memory or etcd, not %q", c.Store))
+	}
+	if c.Pprof && c.MetricsListen == "" {
+		errs = append(errs, errors.New("--pprof needs --metrics-listen"))
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		errs = append(errs, errors.New("--tls-cert and --tls-key go together"))

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -367,6 +369,7 @@ func TestBadFlagsExitWithAClearError(t *testing.T) {
 		{"env value", nil, []string{"HPA_RECOMMENDER_MAX_PODS=-3"}, "--max-pods must be positive"},
 		{"bad env syntax", nil, []string{"HPA_RECOMMENDER_TARGET_TTL=soon"}, "HPA_RECOMMENDER_TARGET_TTL"},
 		{"half TLS", []string{"--tls-cert", "x.pem"}, nil, "--tls-cert and --tls-key go together"},
+		{"pprof without metrics", []string{"--pprof", "--metrics-listen", ""}, nil, "--pprof needs --metrics-listen"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -409,5 +412,40 @@ func TestFlagWinsOverEnvironment(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "store=memory") {
 		t.Errorf("log does not show the flag's store:\n%s", stderr.String())
+	}
+}
+
+// TestPprofOnlyWhenAsked: /debug/pprof/ is served next to /metrics with --pprof, and not without.
+func TestPprofOnlyWhenAsked(t *testing.T) {
+	for _, pprof := range []bool{true, false} {
+		t.Run(fmt.Sprintf("pprof=%v", pprof), func(t *testing.T) {
+			maddr := freeAddr(t)
+			args := []string{"--store", "memory", "--metrics-listen", maddr}
+			if pprof {
+				args = append(args, "--pprof")
+			}
+			startBinary(t, args...)
+			status := func(path string) int {
+				resp, err := http.Get("http://" + maddr + path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				_, _ = io.Copy(io.Discard, resp.Body)
+				return resp.StatusCode
+			}
+			if got := status("/metrics"); got != http.StatusOK {
+				t.Errorf("/metrics: %d", got)
+			}
+			want := http.StatusNotFound
+			if pprof {
+				want = http.StatusOK
+			}
+			for _, path := range []string{"/debug/pprof/", "/debug/pprof/goroutine?debug=1"} {
+				if got := status(path); got != want {
+					t.Errorf("%s: %d, want %d", path, got, want)
+				}
+			}
+		})
 	}
 }

@@ -55,7 +55,7 @@ func run(args []string) error {
 		}
 		st = e
 	default:
-		b, err := boltstore.Open(cfg.BoltPath, boltstore.Options{})
+		b, err := boltstore.Open(cfg.BoltPath, boltstore.Options{CachedTargets: cfg.BoltCachedTargets})
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package apiconv
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -46,6 +47,11 @@ type pathElem struct {
 type converter struct {
 	path       []pathElem
 	violations []FieldViolation
+	// lastRequests and lastConverted are the latest requests map converted without a
+	// violation: the pods of one request usually carry identical requests, so a map equal to
+	// the previous one shares its (read-only) conversion instead of parsing it again.
+	lastRequests  map[string]string
+	lastConverted map[string]resource.Quantity
 }
 
 func newConverter(field string) *converter {
@@ -147,6 +153,9 @@ func (c *converter) requests(name string, m map[string]string) map[string]resour
 	if len(m) == 0 {
 		return nil
 	}
+	if c.lastConverted != nil && maps.Equal(m, c.lastRequests) {
+		return c.lastConverted
+	}
 	out := make(map[string]resource.Quantity, len(m))
 	var bad []string
 	for k, v := range m {
@@ -163,7 +172,9 @@ func (c *converter) requests(name string, m map[string]string) map[string]resour
 			_, err := resource.ParseQuantity(m[k])
 			c.failKey(name, k, err.Error())
 		}
+		return out
 	}
+	c.lastRequests, c.lastConverted = m, out
 	return out
 }
 

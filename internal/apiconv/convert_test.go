@@ -625,6 +625,48 @@ func TestRecommendFromProtoViolationPaths(t *testing.T) {
 	}
 }
 
+// TestEqualRequestsShareOneConversion: pods with equal requests get equal conversions (one
+// parse, shared), a different map gets its own values, and every bad map is reported, including
+// repeats of the same bad map.
+func TestEqualRequestsShareOneConversion(t *testing.T) {
+	req := &pb.RecommendRequest{}
+	err := protojson.Unmarshal([]byte(`{"pods": [
+		{"containers": [{"requests": {"cpu": "500m", "memory": "1Gi"}}]},
+		{"containers": [{"requests": {"cpu": "500m", "memory": "1Gi"}}, {"requests": {"cpu": "250m"}}]},
+		{"containers": [{"requests": {"cpu": "1", "memory": "1Gi"}}]},
+		{"containers": [{"requests": {"cpu": "x"}}]},
+		{"containers": [{"requests": {"cpu": "x"}}], "requests": {"cpu": "2"}},
+		{"containers": [{"requests": {"cpu": "500m", "memory": "1Gi"}}]}
+	]}`), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods, got := PodsFromProto("pods", req.GetPods())
+	fmtErr := resource.ErrFormatWrong.Error()
+	want := []FieldViolation{
+		{"pods[3].containers[0].requests[cpu]", fmtErr},
+		{"pods[4].containers[0].requests[cpu]", fmtErr},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("violations mismatch (-want +got):\n%s", diff)
+	}
+	cpu := func(p, c int) int64 { q := pods[p].Containers[c].Requests["cpu"]; return q.MilliValue() }
+	for _, tc := range []struct {
+		pod, container int
+		want           int64
+	}{{0, 0, 500}, {1, 0, 500}, {1, 1, 250}, {2, 0, 1000}, {5, 0, 500}} {
+		if got := cpu(tc.pod, tc.container); got != tc.want {
+			t.Errorf("pods[%d].containers[%d] cpu %dm, want %dm", tc.pod, tc.container, got, tc.want)
+		}
+	}
+	if q := pods[4].Requests["cpu"]; q.MilliValue() != 2000 {
+		t.Errorf("pods[4] pod-level cpu %dm, want 2000m", q.MilliValue())
+	}
+	if q := pods[2].Containers[0].Requests["memory"]; q.Value() != 1<<30 {
+		t.Errorf("pods[2] memory %d, want 1Gi", q.Value())
+	}
+}
+
 // TestNilSafety feeds nil and empty messages everywhere: conversion never panics.
 func TestNilSafety(t *testing.T) {
 	defaults := recommender.DefaultOptions()

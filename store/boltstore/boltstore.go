@@ -34,6 +34,10 @@ type Options struct {
 	// NoSync skips fsync on commit: faster, and loses recent writes on a machine crash. Default
 	// false; for tests and throwaway data only.
 	NoSync bool
+	// CachedTargets is the most decoded records kept in memory to skip reading and decoding a
+	// target's record on its next update (each takes a few KB). 0 means DefaultCachedTargets;
+	// negative disables the cache. Reads (Get, List) always come from the file.
+	CachedTargets int
 }
 
 // Defaults for Options.
@@ -41,6 +45,7 @@ const (
 	DefaultTimeout       = time.Second
 	DefaultMaxBatchSize  = 64
 	DefaultMaxBatchDelay = 0 // commit when idle
+	DefaultCachedTargets = 10000
 )
 
 // deleteChunk bounds how many targets one DeleteUnseenSince write transaction removes, so TTL
@@ -57,6 +62,8 @@ type Store struct {
 	// batchDelay > 0: writes go through db.Batch. Otherwise through queue to commitLoop.
 	batchDelay time.Duration
 	maxBatch   int
+
+	hints *hints
 
 	mu        sync.RWMutex // guards closed and sending on queue
 	closed    bool
@@ -86,6 +93,9 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.MaxBatchDelay < 0 {
 		opts.MaxBatchDelay = DefaultMaxBatchDelay
 	}
+	if opts.CachedTargets == 0 {
+		opts.CachedTargets = DefaultCachedTargets
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return nil, fmt.Errorf("open bolt store: %w", err)
 	}
@@ -102,7 +112,8 @@ func Open(path string, opts Options) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("open bolt store %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path, batchDelay: opts.MaxBatchDelay, maxBatch: opts.MaxBatchSize, committed: make(chan struct{})}
+	s := &Store{db: db, path: path, batchDelay: opts.MaxBatchDelay, maxBatch: opts.MaxBatchSize,
+		hints: newHints(opts.CachedTargets), committed: make(chan struct{})}
 	if s.batchDelay > 0 {
 		close(s.committed)
 	} else {
@@ -167,6 +178,9 @@ func (s *Store) commit(batch []*write) {
 			return nil
 		})
 		if failed < 0 {
+			if err != nil {
+				s.hints.clear() // belt and braces: entries are checked anyway
+			}
 			for _, w := range batch {
 				w.done <- err
 			}
@@ -236,31 +250,38 @@ func (s *Store) Get(ctx context.Context, key store.Key) (*store.Target, error) {
 // Update implements store.Store. It joins a group commit, so fn may run more than once and in
 // a transaction shared with other keys' updates; fn must not call the store.
 func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) (*store.Target, error) {
-	result, err := s.update(ctx, key, fn)
+	result, err := s.update(ctx, key, fn, false)
 	if err != nil || result == nil {
 		return nil, err
 	}
-	return decode(key, result)
+	return codec.Normalize(result) // result may be a cache entry: never hand it out
 }
 
-// Apply is Update without its result: it skips decoding the stored record after the commit,
-// which is most of an Update's CPU for callers that ignore the result (the server's Recommend
-// and ReportScale). fn runs exactly as in Update, under the same contract.
+// Apply is Update without its result and without a private copy for fn, which saves two deep
+// copies for callers that ignore the result and only read the current target (the server's
+// Recommend and ReportScale). fn runs as in Update, except that its argument is shared with
+// the store's cache and other callers: fn MUST NOT MODIFY IT, nor anything it points to. (What
+// fn returns may share parts of it: the store copies what fn returns, and Check verifies that
+// the cache still encodes to what is stored.)
 func (s *Store) Apply(ctx context.Context, key store.Key, fn store.UpdateFunc) error {
-	_, err := s.update(ctx, key, fn)
+	_, err := s.update(ctx, key, fn, true)
 	return err
 }
 
-// update runs fn and stores its result, returning the record stored afterwards (nil: none).
+// update runs fn and stores its result, returning the target stored afterwards (nil: none),
+// which may be shared with the cache and must not be modified.
 //
-// It is optimistic: it reads the record in a read transaction, then decodes it, runs fn and
-// encodes the result on the caller's goroutine, in parallel with other callers. The group
-// commit's write transaction then only checks that the record is still the one read, and
-// writes. Decoding and encoding are most of an update's CPU, and in the write transaction they
-// would run one after another for every write of the batch. If the record changed in between
-// (a concurrent update of the same target), the whole read-modify-write runs again inside the
-// write transaction, so fn may run twice; the store contract allows it.
-func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc) ([]byte, error) {
+// It is optimistic: it takes the record from the cache (or reads and decodes it in a read
+// transaction), runs fn and encodes the result on the caller's goroutine, in parallel with
+// other callers. The group commit's write transaction then only checks that the stored record
+// still has the revision it started from, and writes. Decoding and encoding are most of an
+// update's CPU, and in the write transaction they would run one after another for every write
+// of the batch. If the record changed in between (a concurrent update of the same target, or a
+// stale cache entry), the whole read-modify-write runs again inside the write transaction on the
+// stored record, so fn may run twice; the store contract allows it.
+//
+// With shared, fn gets base itself instead of a private copy (see Apply).
+func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, shared bool) (*store.Target, error) {
 	if err := codec.CheckKey(key); err != nil {
 		return nil, err
 	}
@@ -268,37 +289,57 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 		return nil, err
 	}
 	k := codec.EncodeKey(key)
-	var read []byte // the record as read (nil: none), owned by us
-	err := s.db.View(func(tx *bolt.Tx) error {
-		if v := tx.Bucket(bucketTargets).Get(k); v != nil {
-			read = bytes.Clone(v)
+	var (
+		base    *store.Target // the record started from (nil: none), frozen
+		baseRev int64         // its revision; 0: none
+	)
+	if h, ok := s.hints.get(k); ok {
+		base, baseRev = h.t, h.rev
+	} else {
+		err := s.db.View(func(tx *bolt.Tx) error {
+			v := tx.Bucket(bucketTargets).Get(k)
+			if v == nil {
+				return nil
+			}
+			var err error
+			if base, err = decode(key, v); err != nil {
+				return &decodeError{err}
+			}
+			baseRev = base.Revision
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("update %s: %w", key, translate(err))
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("update %s: %w", key, translate(err))
 	}
-	enc, done, err := apply(key, read, fn)
+	w, done, err := apply(key, base, fn, shared)
 	if err != nil || done {
 		// fn failed or wrote nothing: that is the outcome at the moment of the read.
-		return read, err
+		return base, err
 	}
 
 	// Set by the last run of the closure, which is the one whose transaction committed.
 	var (
-		result []byte // the record now stored (nil: none), owned by us
+		result *store.Target // the target now stored (nil: none)
 		fnErr  error
 	)
 	err = s.batch(func(tx *bolt.Tx) error {
 		result, fnErr = nil, nil
 		b := tx.Bucket(bucketTargets)
 		v := b.Get(k)
-		next := enc
-		if (v == nil) != (read == nil) || !bytes.Equal(v, read) {
-			// Changed since the read: run fn again on the current record, under the lock.
+		next := w
+		if rev, ok := codec.Revision(v); (v == nil && baseRev != 0) || (v != nil && (!ok || rev != baseRev)) {
+			// Changed since the read: run fn again on the stored record, under the lock.
+			var cur *store.Target
+			if v != nil {
+				var err error
+				if cur, err = decode(key, v); err != nil {
+					return &decodeError{err}
+				}
+			}
 			var done bool
 			var err error
-			next, done, err = apply(key, v, fn)
+			next, done, err = apply(key, cur, fn, shared)
 			switch {
 			case errors.As(err, new(*decodeError)):
 				return err
@@ -307,24 +348,26 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 				fnErr = err
 				return nil
 			case done:
-				if v != nil {
-					result = bytes.Clone(v)
-				}
+				result = cur
 				return nil
 			}
 		}
-		rev, err := b.NextSequence()
+		seq, err := b.NextSequence()
 		if err != nil {
 			return err
 		}
-		out, err := codec.WithRevision(next, int64(rev))
+		rev := int64(seq)
+		out, err := codec.WithRevision(next.enc, rev)
 		if err != nil {
 			return err
 		}
 		if err := b.Put(k, out); err != nil {
 			return err
 		}
-		result = out
+		stored := *next.frozen // a new entry: a published one is never modified
+		stored.Revision = rev
+		s.hints.put(k, rev, &stored)
+		result = &stored
 		return nil
 	})
 	if err != nil {
@@ -342,29 +385,38 @@ type decodeError struct{ err error }
 func (e *decodeError) Error() string { return e.err.Error() }
 func (e *decodeError) Unwrap() error { return e.err }
 
-// apply decodes v (nil: absent), runs fn on it and encodes its result without a revision.
-// done is true when fn returned nil: nothing to write. v is not retained.
-func apply(key store.Key, v []byte, fn store.UpdateFunc) (enc []byte, done bool, err error) {
-	var cur *store.Target
-	if v != nil {
-		if cur, err = decode(key, v); err != nil {
-			return nil, false, &decodeError{err}
+// prepared is fn's result ready to write: its encoding without a revision, and its decoded
+// form (what decoding that encoding would give) for the cache.
+type prepared struct {
+	enc    []byte
+	frozen *store.Target
+}
+
+// apply runs fn on a private copy of base (nil: absent), or on base itself when shared, and
+// prepares its result for writing. done is true when fn returned nil: nothing to write.
+func apply(key store.Key, base *store.Target, fn store.UpdateFunc, shared bool) (w prepared, done bool, err error) {
+	cur := base
+	if base != nil && !shared {
+		if cur, err = codec.Normalize(base); err != nil {
+			return prepared{}, false, &decodeError{err}
 		}
 	}
 	next, err := fn(cur)
 	if err != nil {
-		return nil, false, err
+		return prepared{}, false, err
 	}
 	if next == nil {
-		return nil, true, nil
+		return prepared{}, true, nil
 	}
 	withKey := *next
 	withKey.Key = key
-	enc, err = codec.Marshal(&withKey, 0)
-	if err != nil {
-		return nil, false, &decodeError{err}
+	if w.enc, err = codec.Marshal(&withKey, 0); err != nil {
+		return prepared{}, false, &decodeError{err}
 	}
-	return enc, false, nil
+	if w.frozen, err = codec.Normalize(&withKey); err != nil {
+		return prepared{}, false, &decodeError{err}
+	}
+	return w, false, nil
 }
 
 // Delete implements store.Store. It is rare, so it takes its own transaction instead of a batch.
@@ -381,6 +433,7 @@ func (s *Store) Delete(ctx context.Context, key store.Key) error {
 		if b.Get(k) == nil {
 			return store.ErrNotFound
 		}
+		s.hints.drop(k)
 		return b.Delete(k)
 	})
 	if err != nil {
@@ -478,6 +531,7 @@ func (s *Store) DeleteUnseenSince(ctx context.Context, cutoff time.Time) (int, e
 				if !seen.Before(cutoff) {
 					continue // seen again since the scan
 				}
+				s.hints.drop(k)
 				if err := b.Delete(k); err != nil {
 					return err
 				}
@@ -511,6 +565,8 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // Check runs bbolt's consistency check of the whole file and returns the first problem found.
+// It also checks that every cached record that claims the stored revision encodes to exactly the
+// stored bytes (a cached record modified by a caller would not).
 func (s *Store) Check() error {
 	var first error
 	err := s.db.View(func(tx *bolt.Tx) error {
@@ -518,6 +574,19 @@ func (s *Store) Check() error {
 		for err := range tx.Check() {
 			if first == nil {
 				first = err
+			}
+		}
+		b := tx.Bucket(bucketTargets)
+		for k, h := range s.hints.snapshot() {
+			v := b.Get([]byte(k))
+			if rev, ok := codec.Revision(v); !ok || rev != h.rev {
+				continue // stale: never trusted
+			}
+			enc, err := codec.Marshal(h.t, h.rev)
+			if err != nil || !bytes.Equal(enc, v) {
+				if first == nil {
+					first = fmt.Errorf("cached record of %s (revision %d) differs from the stored one (%v): something modified it", h.t.Key, h.rev, err)
+				}
 			}
 		}
 		return nil

@@ -2,6 +2,7 @@ package boltstore_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,15 +28,27 @@ func open(t *testing.T, path string) *boltstore.Store {
 	return s
 }
 
+// TestStore runs the suite with the decoded-record cache at its default size, off, and holding
+// a single record (so that every other update evicts and misses).
 func TestStore(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store {
-		// A parent directory that does not exist yet: Open creates it.
-		return open(t, filepath.Join(t.TempDir(), "data", "hpa-recommender.db"))
-	}, storetest.WithInvariant(func(t *testing.T, s store.Store) {
-		if err := s.(*boltstore.Store).Check(); err != nil {
-			t.Error(err)
-		}
-	}))
+	for _, cached := range []int{0, -1, 1} {
+		t.Run(fmt.Sprintf("cached=%d", cached), func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T) store.Store {
+				// A parent directory that does not exist yet: Open creates it.
+				path := filepath.Join(t.TempDir(), "data", "hpa-recommender.db")
+				s, err := boltstore.Open(path, boltstore.Options{CachedTargets: cached})
+				if err != nil {
+					t.Fatalf("Open(%s): %v", path, err)
+				}
+				t.Cleanup(func() { _ = s.Close() })
+				return s
+			}, storetest.WithInvariant(func(t *testing.T, s store.Store) {
+				if err := s.(*boltstore.Store).Check(); err != nil {
+					t.Error(err)
+				}
+			}))
+		})
+	}
 }
 
 func TestReopenKeepsData(t *testing.T) {

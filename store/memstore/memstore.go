@@ -84,7 +84,7 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 	var arg *store.Target
 	if cur != nil {
 		var err error
-		if arg, err = codec.Clone(cur); err != nil {
+		if arg, err = codec.Normalize(cur); err != nil {
 			return nil, err
 		}
 		arg.Key = key

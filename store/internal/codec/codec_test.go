@@ -65,7 +65,11 @@ func TestNonFiniteRatiosRoundTrip(t *testing.T) {
 			{UsageRatio: math.NaN()}, {UsageRatio: math.Inf(1)}, {UsageRatio: math.Inf(-1)}, {UsageRatio: 1.25},
 		}},
 	}}}
-	out, err := Clone(in)
+	b, err := Marshal(in, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := Unmarshal(b)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package codec
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"strconv"
 	"time"
@@ -249,24 +250,7 @@ type metricExplV1 struct {
 
 // Marshal encodes t (its Key included, its Revision replaced by rev; 0 omits it).
 func Marshal(t *store.Target, rev int64) ([]byte, error) {
-	r := recordV1{
-		V:        RecordVersion,
-		Revision: rev,
-		Key:      keyV1{Cluster: t.Key.Cluster, Namespace: t.Key.Namespace, Name: t.Key.Name},
-		Spec:     encSpec(&t.Spec),
-		State:    encState(&t.State),
-		Reported: t.Reported,
-		LastSeen: utc(t.LastSeen),
-	}
-	for _, p := range t.Pending {
-		r.Pending = append(r.Pending, pendingV1{
-			RecommendationID: p.RecommendationID, Time: utc(p.Time),
-			CurrentReplicas: p.CurrentReplicas, DesiredReplicas: p.DesiredReplicas,
-		})
-	}
-	if d := t.LastDecision; d != nil {
-		r.LastDecision = encDecision(d)
-	}
+	r := encRecord(t, rev)
 	b, err := json.Marshal(&r)
 	if err != nil {
 		return nil, fmt.Errorf("encode target %s: %w", t.Key, err)
@@ -284,6 +268,49 @@ func Unmarshal(b []byte) (*store.Target, int64, error) {
 	if r.V != RecordVersion {
 		return nil, 0, fmt.Errorf("decode target record: unsupported record version %d (this binary reads %d)", r.V, RecordVersion)
 	}
+	t, err := decRecord(&r)
+	if err != nil {
+		return nil, 0, err
+	}
+	return t, r.Revision, nil
+}
+
+// Normalize returns what Unmarshal(Marshal(t, t.Revision)) returns, without the JSON: a deep
+// copy of t that shares nothing with it, with times in UTC without a monotonic reading, empty
+// slices and maps nil, and quantities parsed from their canonical String(). Strings are taken
+// as valid UTF-8 (the API's proto3 strings are), which JSON would otherwise rewrite. It is how
+// a store that keeps decoded records hands out exactly what decoding would.
+func Normalize(t *store.Target) (*store.Target, error) {
+	r := encRecord(t, t.Revision)
+	return decRecord(&r)
+}
+
+// encRecord converts t to the record format. The result shares nothing with t: Normalize
+// decodes it straight back.
+func encRecord(t *store.Target, rev int64) recordV1 {
+	r := recordV1{
+		V:        RecordVersion,
+		Revision: rev,
+		Key:      keyV1{Cluster: t.Key.Cluster, Namespace: t.Key.Namespace, Name: t.Key.Name},
+		Spec:     encSpec(&t.Spec),
+		State:    encState(&t.State),
+		Reported: cloneSlice(t.Reported),
+		LastSeen: utc(t.LastSeen),
+	}
+	for _, p := range t.Pending {
+		r.Pending = append(r.Pending, pendingV1{
+			RecommendationID: p.RecommendationID, Time: utc(p.Time),
+			CurrentReplicas: p.CurrentReplicas, DesiredReplicas: p.DesiredReplicas,
+		})
+	}
+	if d := t.LastDecision; d != nil {
+		r.LastDecision = encDecision(d)
+	}
+	return r
+}
+
+// decRecord converts a record back; the result aliases r's slices and maps.
+func decRecord(r *recordV1) (*store.Target, error) {
 	d := decoder{}
 	t := &store.Target{
 		Key:      store.Key{Cluster: r.Key.Cluster, Namespace: r.Key.Namespace, Name: r.Key.Name},
@@ -303,9 +330,9 @@ func Unmarshal(b []byte) (*store.Target, int64, error) {
 		t.LastDecision = d.decision(r.LastDecision)
 	}
 	if d.err != nil {
-		return nil, 0, fmt.Errorf("decode target %s: %w", t.Key, d.err)
+		return nil, fmt.Errorf("decode target %s: %w", t.Key, d.err)
 	}
-	return t, r.Revision, nil
+	return t, nil
 }
 
 // LastSeen decodes only the version and LastSeen of a record, for TTL collection.
@@ -323,17 +350,24 @@ func LastSeen(b []byte) (time.Time, error) {
 	return r.LastSeen, nil
 }
 
-// Clone deep-copies t through the encoding, so the copy is exactly what a backend would return.
-func Clone(t *store.Target) (*store.Target, error) {
-	b, err := Marshal(t, t.Revision)
-	if err != nil {
-		return nil, err
+func utc(t time.Time) time.Time { return t.UTC().Round(0) }
+
+// cloneSlice copies s; empty is nil, as omitempty makes it.
+func cloneSlice[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
 	}
-	c, _, err := Unmarshal(b)
-	return c, err
+	return append([]T(nil), s...)
 }
 
-func utc(t time.Time) time.Time { return t.UTC().Round(0) }
+// clonePtr copies *p into a new variable.
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
 
 func encQty(q *resource.Quantity) *string {
 	if q == nil {
@@ -350,10 +384,13 @@ func encRef(r recommender.ObjectReference) objRefV1 {
 func encMetricID(m recommender.MetricIdentifier) metricIDV1 {
 	out := metricIDV1{Name: m.Name}
 	if s := m.Selector; s != nil {
-		out.Selector = &selectorV1{MatchLabels: s.MatchLabels}
+		out.Selector = &selectorV1{}
+		if len(s.MatchLabels) > 0 {
+			out.Selector.MatchLabels = maps.Clone(s.MatchLabels)
+		}
 		for _, e := range s.MatchExpressions {
 			out.Selector.MatchExpressions = append(out.Selector.MatchExpressions,
-				selectorReqV1{Key: e.Key, Operator: e.Operator, Values: e.Values})
+				selectorReqV1{Key: e.Key, Operator: e.Operator, Values: cloneSlice(e.Values)})
 		}
 	}
 	return out
@@ -361,14 +398,14 @@ func encMetricID(m recommender.MetricIdentifier) metricIDV1 {
 
 func encTarget(t recommender.MetricTarget) metricTargetV1 {
 	return metricTargetV1{Type: t.Type, Value: encQty(t.Value), AverageValue: encQty(t.AverageValue),
-		AverageUtilization: t.AverageUtilization}
+		AverageUtilization: clonePtr(t.AverageUtilization)}
 }
 
 func encRules(r *recommender.ScalingRules) *rulesV1 {
 	if r == nil {
 		return nil
 	}
-	out := &rulesV1{StabilizationWindowSeconds: r.StabilizationWindowSeconds, SelectPolicy: r.SelectPolicy,
+	out := &rulesV1{StabilizationWindowSeconds: clonePtr(r.StabilizationWindowSeconds), SelectPolicy: clonePtr(r.SelectPolicy),
 		Tolerance: encQty(r.Tolerance)}
 	for _, p := range r.Policies {
 		out.Policies = append(out.Policies, policyV1{Type: p.Type, Value: p.Value, PeriodSeconds: p.PeriodSeconds})
@@ -377,7 +414,7 @@ func encRules(r *recommender.ScalingRules) *rulesV1 {
 }
 
 func encSpec(s *recommender.Spec) specV1 {
-	out := specV1{ScaleTargetRef: encRef(s.ScaleTargetRef), MinReplicas: s.MinReplicas, MaxReplicas: s.MaxReplicas}
+	out := specV1{ScaleTargetRef: encRef(s.ScaleTargetRef), MinReplicas: clonePtr(s.MinReplicas), MaxReplicas: s.MaxReplicas}
 	for _, m := range s.Metrics {
 		e := metricV1{Type: m.Type}
 		if x := m.Resource; x != nil {
@@ -433,7 +470,7 @@ func encState(s *recommender.State) stateV1 {
 }
 
 func encValue(v recommender.MetricValueStatus) valueStV1 {
-	return valueStV1{Value: encQty(v.Value), AverageValue: encQty(v.AverageValue), AverageUtilization: v.AverageUtilization}
+	return valueStV1{Value: encQty(v.Value), AverageValue: encQty(v.AverageValue), AverageUtilization: clonePtr(v.AverageUtilization)}
 }
 
 func encDecision(ld *store.LastDecision) *lastDecV1 {

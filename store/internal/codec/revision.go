@@ -27,3 +27,24 @@ func WithRevision(b []byte, rev int64) ([]byte, error) {
 	out = append(out, ',')
 	return append(out, b[len(recordPrefix):]...), nil
 }
+
+// Revision returns the revision a stored record carries, reading only its first bytes; ok is
+// false when b does not start as a record with a revision does. A store that caches decoded
+// records uses it to check, in its write transaction, that the record it based an update on is
+// still the one stored.
+func Revision(b []byte) (rev int64, ok bool) {
+	const revField = `"rev":`
+	if !bytes.HasPrefix(b, recordPrefix) || !bytes.HasPrefix(b[len(recordPrefix):], []byte(revField)) {
+		return 0, false
+	}
+	rest := b[len(recordPrefix)+len(revField):]
+	end := bytes.IndexByte(rest, ',')
+	if end <= 0 || end > 19 {
+		return 0, false
+	}
+	rev, err := strconv.ParseInt(string(rest[:end]), 10, 64)
+	if err != nil || rev <= 0 {
+		return 0, false
+	}
+	return rev, true
+}

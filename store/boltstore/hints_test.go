@@ -1,0 +1,147 @@
+package boltstore
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/hpa-recommender/hpa-recommender/recommender"
+	"github.com/hpa-recommender/hpa-recommender/store"
+	"github.com/hpa-recommender/hpa-recommender/store/internal/codec"
+)
+
+func bump(cur *store.Target) (*store.Target, error) {
+	if cur == nil {
+		return &store.Target{Spec: recommender.Spec{MaxReplicas: 1}}, nil
+	}
+	cur.Spec.MaxReplicas++
+	return cur, nil
+}
+
+// TestStaleHintIsNotTrusted: an update whose cache entry does not carry the stored record's
+// revision starts over from the stored record, whatever the entry says.
+func TestStaleHintIsNotTrusted(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "hpa.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := t.Context()
+	k := store.Key{Cluster: "c", Namespace: "ns", Name: "web"}
+	var stored *store.Target
+	for range 3 {
+		if stored, err = s.Update(ctx, k, bump); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if stored.Spec.MaxReplicas != 3 {
+		t.Fatalf("MaxReplicas %d after 3 bumps", stored.Spec.MaxReplicas)
+	}
+	ek := codec.EncodeKey(k)
+	h, ok := s.hints.get(ek)
+	if !ok || h.rev != stored.Revision || h.t.Spec.MaxReplicas != 3 {
+		t.Fatalf("cache entry %+v, %v; want revision %d and MaxReplicas 3", h, ok, stored.Revision)
+	}
+
+	for name, bogus := range map[string]hint{
+		"older revision":     {rev: stored.Revision - 1, t: &store.Target{Key: k, Spec: recommender.Spec{MaxReplicas: 100}}},
+		"newer revision":     {rev: stored.Revision + 5, t: &store.Target{Key: k, Spec: recommender.Spec{MaxReplicas: 200}}},
+		"absent, as if none": {rev: 0, t: nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			want := stored.Spec.MaxReplicas + 1
+			if bogus.t == nil {
+				s.hints.drop(ek)
+			} else {
+				s.hints.put(ek, bogus.rev, bogus.t)
+			}
+			got, err := s.Update(ctx, k, bump)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Spec.MaxReplicas != want {
+				t.Errorf("MaxReplicas %d after a bump, want %d: the stale entry was used", got.Spec.MaxReplicas, want)
+			}
+			stored = got
+		})
+	}
+
+	// An entry for a record deleted since: the update creates it afresh.
+	s.hints.put(ek, stored.Revision, stored)
+	if err := s.db.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bucketTargets).Delete(ek) }); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Update(ctx, k, bump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Spec.MaxReplicas != 1 {
+		t.Errorf("MaxReplicas %d after recreating, want 1", got.Spec.MaxReplicas)
+	}
+}
+
+// TestHintsBounded: the cache never holds more than its bound, and Delete drops the entry.
+func TestHintsBounded(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "hpa.db"), Options{CachedTargets: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := t.Context()
+	for i := range 50 {
+		k := store.Key{Cluster: "c", Namespace: "ns", Name: string(rune('a' + i))}
+		if err := s.Apply(ctx, k, bump); err != nil {
+			t.Fatal(err)
+		}
+		if n := s.hints.len(); n > 5 {
+			t.Fatalf("%d cache entries after %d targets, bound 5", n, i+1)
+		}
+	}
+	last := store.Key{Cluster: "c", Namespace: "ns", Name: string(rune('a' + 49))}
+	if _, ok := s.hints.get(codec.EncodeKey(last)); !ok {
+		t.Fatal("the last target written is not cached")
+	}
+	if err := s.Delete(ctx, last); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.hints.get(codec.EncodeKey(last)); ok {
+		t.Error("a deleted target is still cached")
+	}
+}
+
+// TestCheckCatchesAModifiedCacheEntry: Apply shares cache entries with fn, which must not modify
+// them; Check notices when one did.
+func TestCheckCatchesAModifiedCacheEntry(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "hpa.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	k := store.Key{Cluster: "c", Namespace: "ns", Name: "web"}
+	for range 2 {
+		if err := s.Apply(t.Context(), k, func(cur *store.Target) (*store.Target, error) {
+			next := &store.Target{Spec: recommender.Spec{MaxReplicas: 1}}
+			if cur != nil {
+				next.Spec.MaxReplicas = cur.Spec.MaxReplicas + 1
+			}
+			return next, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Check(); err != nil {
+		t.Fatalf("Check before any harm: %v", err)
+	}
+	// A misbehaving fn: it modifies the shared target it was given.
+	if err := s.Apply(t.Context(), k, func(cur *store.Target) (*store.Target, error) {
+		cur.Spec.MaxReplicas = 99
+		return nil, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Check(); err == nil || !strings.Contains(err.Error(), "differs from the stored one") {
+		t.Errorf("Check after a cache entry was modified: %v, want it to say so", err)
+	}
+}
