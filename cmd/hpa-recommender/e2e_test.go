@@ -449,3 +449,27 @@ func TestPprofOnlyWhenAsked(t *testing.T) {
 		})
 	}
 }
+
+// TestGCPercent: the binary runs its collector at GOGC=400 unless GOGC is set, which wins
+// (read back from the Go runtime's own metric on /metrics).
+func TestGCPercent(t *testing.T) {
+	for _, tc := range []struct{ env, want string }{{"", "400"}, {"100", "100"}, {"250", "250"}} {
+		t.Run("GOGC="+tc.env, func(t *testing.T) {
+			t.Setenv("GOGC", tc.env)
+			maddr := freeAddr(t)
+			startBinary(t, "--store", "memory", "--metrics-listen", maddr)
+			resp, err := http.Get("http://" + maddr + "/metrics")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := "\ngo_gc_gogc_percent " + tc.want + "\n"; !strings.Contains(string(body), want) {
+				t.Errorf("/metrics lacks %q", strings.TrimSpace(want))
+			}
+		})
+	}
+}
