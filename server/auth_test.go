@@ -779,3 +779,59 @@ func memStore(t *testing.T) store.Store {
 	t.Cleanup(func() { st.Close() })
 	return st
 }
+
+// TestCallLogging: a successful call is logged at debug only, a client error at info with its
+// code and method, and health checks never.
+func TestCallLogging(t *testing.T) {
+	for _, level := range []slog.Level{slog.LevelDebug, slog.LevelInfo} {
+		t.Run(level.String(), func(t *testing.T) {
+			st, err := boltstore.Open(filepath.Join(t.TempDir(), "db"), boltstore.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			logs := &syncBuffer{}
+			cfg := server.DefaultConfig()
+			addr, stop := servertest.Start(t, cfg, server.Deps{Store: st,
+				Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: level}))})
+			c := plaintext(t, addr)
+			if _, err := c.Recommend(t.Context(), request(t, "", "ns", "web")); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Recommend(t.Context(), &pb.RecommendRequest{}); status.Code(err) != codes.InvalidArgument {
+				t.Fatalf("empty request: %v, want InvalidArgument", err)
+			}
+			conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if _, err := healthpb.NewHealthClient(conn).Check(t.Context(), &healthpb.HealthCheckRequest{}); err != nil {
+				t.Fatal(err)
+			}
+			stop()
+			var finished []string
+			for _, line := range strings.Split(logs.String(), "\n") {
+				if strings.Contains(line, "finished call") {
+					finished = append(finished, line)
+				}
+			}
+			want := 1
+			if level == slog.LevelDebug {
+				want = 2
+			}
+			if len(finished) != want {
+				t.Fatalf("%d call lines at %s, want %d:\n%s", len(finished), level, want, logs)
+			}
+			failed := finished[len(finished)-1]
+			for _, s := range []string{"level=INFO", "grpc.service=recommender.v1.RecommenderService", "grpc.method=Recommend", "grpc.code=InvalidArgument", "peer.address=127.0.0.1:", "grpc.time_ms="} {
+				if !strings.Contains(failed, s) {
+					t.Errorf("failed call's line lacks %q: %s", s, failed)
+				}
+			}
+			if level == slog.LevelDebug && (!strings.Contains(finished[0], "level=DEBUG") || !strings.Contains(finished[0], "grpc.code=OK")) {
+				t.Errorf("successful call's line: %s", finished[0])
+			}
+		})
+	}
+}

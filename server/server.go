@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,6 +29,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 
@@ -136,22 +138,53 @@ func callLogLevel(c codes.Code) logging.Level {
 	return logging.DefaultServerCodeToLevel(c)
 }
 
-// serverOptions builds the transport and the interceptor chain: metrics, logging (health and
-// reflection skipped), auth when configured (health and reflection skipped), then recovery
-// innermost.
 // streamWorkers is the gRPC server's pool of call goroutines: enough for the calls in flight
 // at a few thousand per second while each waits for a commit.
 const streamWorkers = 128
 
+// logCall logs a finished unary call at callLogLevel. It does what go-grpc-middleware's
+// logging interceptor does with FinishCall, but builds nothing unless the line is logged: that
+// interceptor gathered its fields before every call, 4 % of the CPU of a Recommend, for a
+// line that is almost never written (a successful call logs at debug).
+func (s *Server) logCall(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	start := time.Now()
+	resp, err := handler(ctx, req)
+	code := status.Code(err)
+	lvl := slog.Level(callLogLevel(code))
+	if !s.log.Enabled(ctx, lvl) {
+		return resp, err
+	}
+	service, method := splitMethod(info.FullMethod)
+	attrs := []any{"grpc.service", service, "grpc.method", method, "grpc.code", code.String(),
+		"grpc.time_ms", float64(time.Since(start).Microseconds()) / 1000}
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		attrs = append(attrs, "peer.address", p.Addr.String())
+	}
+	if err != nil {
+		attrs = append(attrs, "grpc.error", err.Error())
+	}
+	s.log.Log(ctx, lvl, "finished call", attrs...)
+	return resp, err
+}
+
+// splitMethod splits "/package.Service/Method".
+func splitMethod(full string) (service, method string) {
+	full = strings.TrimPrefix(full, "/")
+	if i := strings.LastIndexByte(full, '/'); i >= 0 {
+		return full[:i], full[i+1:]
+	}
+	return "unknown", full
+}
+
+// serverOptions builds the transport and the interceptor chain: metrics, logging (health and
+// reflection skipped), auth when configured (health and reflection skipped), then recovery
+// innermost.
 func (s *Server) serverOptions() ([]grpc.ServerOption, error) {
 	metrics := grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram())
 	if err := s.registry.Register(metrics); err != nil {
 		return nil, fmt.Errorf("register grpc metrics: %w", err)
 	}
 	s.metrics = metrics
-	logger := logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
-		s.log.Log(ctx, slog.Level(lvl), msg, fields...)
-	})
 	notProbe := selector.MatchFunc(func(_ context.Context, c interceptors.CallMeta) bool {
 		return c.Service != healthpb.Health_ServiceDesc.ServiceName &&
 			c.Service != "grpc.reflection.v1.ServerReflection" && c.Service != "grpc.reflection.v1alpha.ServerReflection"
@@ -162,7 +195,7 @@ func (s *Server) serverOptions() ([]grpc.ServerOption, error) {
 	})
 	unary := []grpc.UnaryServerInterceptor{
 		metrics.UnaryServerInterceptor(),
-		selector.UnaryServerInterceptor(logging.UnaryServerInterceptor(logger, logging.WithLogOnEvents(logging.FinishCall), logging.WithLevels(callLogLevel)), notProbe),
+		selector.UnaryServerInterceptor(s.logCall, notProbe),
 	}
 	stream := []grpc.StreamServerInterceptor{metrics.StreamServerInterceptor()}
 	if s.authEnabled() {
