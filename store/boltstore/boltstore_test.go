@@ -185,3 +185,46 @@ func TestNotABoltFile(t *testing.T) {
 		t.Fatal("Open of a junk file succeeded")
 	}
 }
+
+// TestFileOpensWithDefaultBoltOptions: the store does not sync bbolt's free-page list, yet its
+// file opens and checks clean with bbolt's defaults (as an older hpa-recommender opened it), and
+// reopens with the store afterwards.
+func TestFileOpensWithDefaultBoltOptions(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hpa.db")
+	k := store.Key{Cluster: "c", Namespace: "ns", Name: "web"}
+	s := open(t, path)
+	for i := range 50 {
+		if _, err := s.Update(t.Context(), k, func(*store.Target) (*store.Target, error) {
+			return &store.Target{Spec: recommender.Spec{MaxReplicas: int32(i + 1)}}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatalf("bbolt defaults cannot open the store's file: %v", err)
+	}
+	err = db.View(func(tx *bolt.Tx) error {
+		for err := range tx.Check() {
+			return err
+		}
+		return nil
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatalf("check with bbolt defaults: %v", err)
+	}
+	s = open(t, path)
+	got, err := s.Get(t.Context(), k)
+	if err != nil || got.Spec.MaxReplicas != 50 {
+		t.Fatalf("after a round trip through bbolt defaults: %+v, %v", got, err)
+	}
+	if err := s.Check(); err != nil {
+		t.Error(err)
+	}
+}
