@@ -251,7 +251,7 @@ type metricExplV1 struct {
 // Marshal encodes t (its Key included, its Revision replaced by rev; 0 omits it).
 func Marshal(t *store.Target, rev int64) ([]byte, error) {
 	r := encRecord(t, rev)
-	b, err := json.Marshal(&r)
+	b, err := encodeRecord(&r)
 	if err != nil {
 		return nil, fmt.Errorf("encode target %s: %w", t.Key, err)
 	}
@@ -670,6 +670,8 @@ func (d *decoder) decision(ld *lastDecV1) *store.LastDecision {
 // encoding/json refuses; a ratio the engine computed must never make a write fail.
 type float float64
 
+// MarshalJSON writes what appendFloat writes; Marshal no longer calls it, but it keeps a record
+// encodable by json.Marshal, the reference appendRecord is tested against.
 func (f float) MarshalJSON() ([]byte, error) {
 	switch v := float64(f); {
 	case math.IsNaN(v):
