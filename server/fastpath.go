@@ -86,8 +86,9 @@ func (s *Server) decisionInput(req *pb.RecommendRequest) (recommender.Input, rec
 	return in, opts, append(slices.Clone(e.invalid), apiconv.FieldErrors(recommender.ValidateObservations(&in, "", limits))...)
 }
 
-// applier is a store that can skip decoding Update's result (boltstore: the decode is most of
-// an update's CPU).
+// applier is a store that can skip Update's copies: boltstore.Apply hands fn its cached record
+// itself, which the server's UpdateFuncs only read (boltstore.Check, run after the server's
+// tests, verifies that nothing modified it), and returns no result.
 type applier interface {
 	Apply(ctx context.Context, key store.Key, fn store.UpdateFunc) error
 }
