@@ -25,6 +25,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.Baseline, "baseline", c.Baseline, "also drive an in-process no-op server and report ratios")
 	fs.IntVar(&c.ServerPID, "server-pid", c.ServerPID, "the service's pid, for its CPU and RSS (0: not reported)")
 	fs.StringVar(&c.StoreFile, "store-file", c.StoreFile, "the service's bbolt file, for its size per target")
+	fs.DurationVar(&c.DiskProbe, "disk-probe", c.DiskProbe, "with --store-file, first measure write+fdatasync latency in its directory for this long (0: off)")
 	fs.IntVar(&c.Hostile, "hostile", c.Hostile, "callers sending malformed, huge, oversized, abandoned and slow calls alongside each service run")
 	fs.DurationVar(&c.CallTimeout, "call-timeout", c.CallTimeout, "deadline of each call")
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -50,6 +51,9 @@ type Config struct {
 	ServerPID int
 	// StoreFile is the service's bbolt file, for its size per target ("": not reported).
 	StoreFile string
+	// DiskProbe, with StoreFile, first measures write-and-fdatasync latency in the store
+	// file's directory for that long, before any load (0: not measured; default 2s).
+	DiskProbe time.Duration
 	// Hostile adds that many callers sending malformed, huge, oversized, abandoned and slow
 	// calls to the service during each measured run (default 0); the good calls' latency is
 	// what the run reports, and the server's file descriptors and threads are compared
@@ -67,7 +71,7 @@ func DefaultConfig() Config {
 		Addr: "127.0.0.1:50051", Conns: 1, Targets: 1000, Cluster: "bench", Namespace: "bench",
 		Populate: true, PopulateConcurrency: 64, Concurrency: []int{64}, MaxInflight: 512,
 		Warmup: 2 * time.Second, Duration: 10 * time.Second, Repeat: 3,
-		CallTimeout: 10 * time.Second,
+		CallTimeout: 10 * time.Second, DiskProbe: 2 * time.Second,
 	}
 }
 
@@ -93,8 +97,8 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("--rate %g must be positive", r))
 		}
 	}
-	if c.Duration <= 0 || c.Warmup < 0 || c.CallTimeout <= 0 {
-		errs = append(errs, errors.New("--duration and --call-timeout must be positive, --warmup not negative"))
+	if c.Duration <= 0 || c.Warmup < 0 || c.CallTimeout <= 0 || c.DiskProbe < 0 {
+		errs = append(errs, errors.New("--duration and --call-timeout must be positive, --warmup and --disk-probe not negative"))
 	}
 	return errors.Join(errs...)
 }
@@ -140,6 +144,8 @@ type Report struct {
 	LoadAvg   string     `json:"loadavg_start"`
 	LoadAvgAt string     `json:"loadavg_end"`
 	Populated *Populated `json:"populated,omitempty"`
+	// Disk is ProbeDisk's measure of the store's disk, taken before the load.
+	Disk *Latency `json:"disk_sync,omitempty"`
 	Runs      []Result   `json:"runs"`
 	Summary   []Row      `json:"summary"`
 }
@@ -150,6 +156,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	rep := &Report{Config: cfg, Started: time.Now(), LoadAvg: loadAvg()}
+	if cfg.StoreFile != "" && cfg.DiskProbe > 0 {
+		lat, err := ProbeDisk(filepath.Dir(cfg.StoreFile), cfg.DiskProbe)
+		if err != nil {
+			return nil, err
+		}
+		rep.Disk = &lat
+		cfg.progress("disk: %d write+fdatasync of 4 KiB, p50 %s p99 %s max %s", lat.Count, ms(lat.P50), ms(lat.P99), ms(lat.Max))
+	}
 	wl := NewWorkload(cfg.Cluster, cfg.Namespace, cfg.Targets)
 
 	type target struct {

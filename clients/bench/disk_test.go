@@ -1,0 +1,28 @@
+package bench
+
+import (
+	"os"
+	"testing"
+	"time"
+)
+
+func TestProbeDisk(t *testing.T) {
+	dir := t.TempDir()
+	lat, err := ProbeDisk(dir, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lat.Count == 0 || lat.P50 <= 0 || lat.P50 > lat.P99 || lat.P99 > lat.Max {
+		t.Errorf("probe summary %+v: want samples with 0 < p50 <= p99 <= max", lat)
+	}
+	left, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 0 {
+		t.Errorf("the probe left %d file(s) behind", len(left))
+	}
+	if _, err := ProbeDisk(dir+"/missing", 10*time.Millisecond); err == nil {
+		t.Error("probing a missing directory succeeded")
+	}
+}
