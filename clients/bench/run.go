@@ -145,9 +145,9 @@ type Report struct {
 	LoadAvgAt string     `json:"loadavg_end"`
 	Populated *Populated `json:"populated,omitempty"`
 	// Disk is ProbeDisk's measure of the store's disk, taken before the load.
-	Disk *Latency `json:"disk_sync,omitempty"`
-	Runs      []Result   `json:"runs"`
-	Summary   []Row      `json:"summary"`
+	Disk    *Latency `json:"disk_sync,omitempty"`
+	Runs    []Result `json:"runs"`
+	Summary []Row    `json:"summary"`
 }
 
 // Run measures per cfg and returns the report.
