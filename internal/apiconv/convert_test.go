@@ -783,3 +783,37 @@ func TestKubectlSpecDecodes(t *testing.T) {
 		t.Errorf("%d metrics, want 5", got)
 	}
 }
+
+// FuzzFastMilli: whenever the fast path takes a value, it gives what the general path gives.
+func FuzzFastMilli(f *testing.F) {
+	for _, s := range []string{"0", "123", "123m", "-5", "-5m", "007", "-0m", "999999999999999", "999999999999999m",
+		"1000000000000000", "", "-", "m", "-m", "+5", "1.5", "1e3", "5Mi", "12mm", " 1", "1 ", "٣"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		fast, ok := fastMilli(s)
+		if !ok {
+			return
+		}
+		q, err := resource.ParseQuantity(s)
+		if err != nil {
+			t.Fatalf("fastMilli(%q) = %d, but ParseQuantity fails: %v", s, fast, err)
+		}
+		if want := q.MilliValue(); fast != want {
+			t.Fatalf("fastMilli(%q) = %d, ParseQuantity's MilliValue %d", s, fast, want)
+		}
+	})
+}
+
+func TestFastMilliTakesThePlainForms(t *testing.T) {
+	for s, want := range map[string]int64{"0": 0, "123": 123000, "123m": 123, "-5": -5000, "-5m": -5, "007": 7000, "999999999999999": 999999999999999000} {
+		if got, ok := fastMilli(s); !ok || got != want {
+			t.Errorf("fastMilli(%q) = %d, %v; want %d", s, got, ok, want)
+		}
+	}
+	for _, s := range []string{"", "-", "m", "+5", "1.5", "1e3", "5Mi", "12mm", "1000000000000000", " 1"} {
+		if got, ok := fastMilli(s); ok {
+			t.Errorf("fastMilli(%q) = %d, took a form it should leave to ParseQuantity", s, got)
+		}
+	}
+}
