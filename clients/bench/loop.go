@@ -10,12 +10,16 @@ import (
 type stats struct {
 	recommend Recorder // Recommend latency: from the intended send time in open loop
 	report    Recorder // ReportScale latency, from its own send
-	scaled    int      // Recommend answers that asked for a scale
+	// lag is, in open loop, how late each call started after it was due: the generator's own
+	// share of the Recommend latency (a busy machine wakes its dispatcher late).
+	lag    Recorder
+	scaled int // Recommend answers that asked for a scale
 }
 
 func (s *stats) merge(o *stats) {
 	s.recommend.Merge(&o.recommend)
 	s.report.Merge(&o.report)
+	s.lag.Merge(&o.lag)
 	s.scaled += o.scaled
 }
 
@@ -70,6 +74,9 @@ func openLoop(ctx context.Context, rate float64, maxInflight int, warmup, d time
 			for j := range queue {
 				if ctx.Err() != nil {
 					continue // drain
+				}
+				if j.record {
+					per[w].lag.Record(time.Since(j.due))
 				}
 				call(ctx, w, &per[w], j.due, j.record)
 			}

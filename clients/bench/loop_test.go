@@ -40,6 +40,12 @@ func TestOpenLoopCountsStalls(t *testing.T) {
 	if sum.Max < stall {
 		t.Errorf("max latency %v, want >= the %v stall", sum.Max, stall)
 	}
+	// The lone caller was busy during the stall, so the calls due then started late: that is
+	// the lag, counted for every recorded call.
+	lag := st.lag.Summary()
+	if lag.Count != 400 || lag.Max < stall*8/10 || lag.P50 > lag.Max {
+		t.Errorf("lag %+v, want 400 samples with a max near the %v stall", lag, stall)
+	}
 }
 
 func TestOpenLoopWarmupNotRecorded(t *testing.T) {

@@ -30,6 +30,9 @@ type Row struct {
 	ServerCPU   time.Duration `json:"server_cpu_per_call_ns,omitempty"`
 	ServerRSS   int64         `json:"server_rss_bytes,omitempty"`
 	ClientCores float64       `json:"client_cores"`
+	// LagP99 is, in open loop, the 99th percentile of how late calls started after they were
+	// due: the generator's own part of P99.
+	LagP99 time.Duration `json:"lag_p99_ns,omitempty"`
 	// Ratios (service over baseline of the same configuration); zero on baseline rows.
 	ThroughputRatio float64 `json:"throughput_ratio,omitempty"`
 	P50Ratio        float64 `json:"p50_ratio,omitempty"`
@@ -82,6 +85,7 @@ func summarize(runs []Result) []Row {
 			P99:         dur(func(r Result) time.Duration { return r.Recommend.P99 }),
 			Max:         dur(func(r Result) time.Duration { return r.Recommend.Max }),
 			ClientCores: pick(func(r Result) float64 { return r.Client.Cores }),
+			LagP99:      dur(func(r Result) time.Duration { return r.Lag.P99 }),
 			ScaledPct: pick(func(r Result) float64 {
 				return 100 * float64(r.Scaled) / float64(max(r.Recommend.Count, 1))
 			}),
@@ -153,7 +157,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if d := r.Disk; d != nil {
 		fmt.Fprintf(w, "disk before the load: %d write+fdatasync of 4 KiB, p50 %s p99 %s max %s\n", d.Count, ms(d.P50), ms(d.P99), ms(d.Max))
 	}
-	fmt.Fprintln(tw, "server\tload\trecommend/s\tp50\tp90\tp99\tmax\terrors\tscaled\tsrv cores\tsrv cpu/call\tsrv RSS\tgen cores\tx base rps\tx base p99\t")
+	fmt.Fprintln(tw, "server\tload\trecommend/s\tp50\tp90\tp99\tmax\terrors\tscaled\tsrv cores\tsrv cpu/call\tsrv RSS\tgen cores\tgen lag p99\tx base rps\tx base p99\t")
 	for _, row := range r.Summary {
 		load := "c=" + strconv.Itoa(row.Concurrency)
 		if row.Mode == "open" {
@@ -167,9 +171,13 @@ func (r *Report) WriteTable(w io.Writer) error {
 		if row.ThroughputRatio > 0 {
 			rat = [2]string{fmt.Sprintf("%.2f", row.ThroughputRatio), fmt.Sprintf("%.2f", row.P99Ratio)}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%d\t%.1f%%\t%s\t%s\t%s\t%.2f\t%s\t%s\t\n",
+		lag := "-"
+		if row.Mode == "open" {
+			lag = ms(row.LagP99)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%d\t%.1f%%\t%s\t%s\t%s\t%.2f\t%s\t%s\t%s\t\n",
 			row.Server, load, row.Throughput, ms(row.P50), ms(row.P90), ms(row.P99), ms(row.Max), row.Errors, row.ScaledPct,
-			srv[0], srv[1], srv[2], row.ClientCores, rat[0], rat[1])
+			srv[0], srv[1], srv[2], row.ClientCores, lag, rat[0], rat[1])
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -115,7 +115,10 @@ type Result struct {
 	Throughput  float64 `json:"throughput"`
 	Recommend   Latency `json:"recommend"`
 	ReportScale Latency `json:"report_scale"`
-	Scaled      int     `json:"scaled"`
+	// Lag is, in open loop, how late calls started after they were due (the generator's share
+	// of Recommend's latency); empty in closed loop.
+	Lag    Latency `json:"lag,omitempty"`
+	Scaled int     `json:"scaled"`
 	// ServerUsage is the service process's (nil for the baseline or without a pid); Client
 	// is this process's (for the baseline it includes the in-process server).
 	ServerUsage *Usage `json:"server_usage,omitempty"`
@@ -437,6 +440,7 @@ func measure(ctx context.Context, cfg Config, wl *Workload, clients []pb.Recomme
 	}
 	res.Recommend = st.recommend.Summary()
 	res.ReportScale = st.report.Summary()
+	res.Lag = st.lag.Summary()
 	res.Scaled = st.scaled
 	calls := int(float64(res.Recommend.Count) * float64(cliAfter.At.Sub(cliBefore.At)) / float64(res.Elapsed))
 	res.Client = usage(cliBefore, cliAfter, calls)
