@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -147,6 +148,16 @@ func TestNormalizeIsTheRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("target %d: Normalize: %v", i, err)
 		}
+		enc, norm, err := MarshalNormalized(in)
+		if err != nil {
+			t.Fatalf("target %d: MarshalNormalized: %v", i, err)
+		}
+		if unrev, err := Marshal(in, 0); err != nil || !bytes.Equal(enc, unrev) {
+			t.Fatalf("target %d: MarshalNormalized's encoding differs from Marshal(t, 0) (%v)", i, err)
+		}
+		if d := cmp.Diff(want, norm, exact); d != "" {
+			t.Fatalf("target %d: MarshalNormalized's target differs from the round trip:\n%s", i, d)
+		}
 		if d := cmp.Diff(want, got, exact); d != "" {
 			t.Fatalf("target %d: Normalize differs from the round trip (-round trip +Normalize):\n%s", i, d)
 		}
@@ -158,6 +169,9 @@ func TestNormalizeIsTheRoundTrip(t *testing.T) {
 		scribble(reflect.ValueOf(in).Elem())
 		if d := cmp.Diff(want, got, exact); d != "" {
 			t.Fatalf("target %d: the copy changed with its input:\n%s", i, d)
+		}
+		if d := cmp.Diff(want, norm, exact); d != "" {
+			t.Fatalf("target %d: MarshalNormalized's copy changed with its input:\n%s", i, d)
 		}
 	}
 }

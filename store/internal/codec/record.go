@@ -258,6 +258,23 @@ func Marshal(t *store.Target, rev int64) ([]byte, error) {
 	return b, nil
 }
 
+// MarshalNormalized is Marshal(t, 0) and Normalize(t) at once, for a store that writes a
+// record and keeps it decoded: the conversion to the record format, a good part of both, is
+// done once.
+func MarshalNormalized(t *store.Target) ([]byte, *store.Target, error) {
+	r := encRecord(t, 0)
+	b, err := encodeRecord(&r) // only reads r
+	if err != nil {
+		return nil, nil, fmt.Errorf("encode target %s: %w", t.Key, err)
+	}
+	n, err := decRecord(&r) // takes over r's slices and maps, which nothing else holds
+	if err != nil {
+		return nil, nil, err
+	}
+	n.Revision = t.Revision
+	return b, n, nil
+}
+
 // Unmarshal decodes a record written by Marshal and returns it with the revision it carries.
 // It never aliases b.
 func Unmarshal(b []byte) (*store.Target, int64, error) {
