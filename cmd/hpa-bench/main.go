@@ -28,6 +28,7 @@ func run(args []string) error {
 	fs := flag.NewFlagSet("hpa-bench", flag.ContinueOnError)
 	cfg.RegisterFlags(fs)
 	asJSON := fs.Bool("json", false, "write the full report as JSON instead of the table")
+	jsonOut := fs.String("json-out", "", "also write the full report as JSON to this file")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
 	cpuProfile := fs.String("cpuprofile", "", "write the load generator's own CPU profile to this file")
 	if err := fs.Parse(args); err != nil {
@@ -55,6 +56,19 @@ func run(args []string) error {
 	rep, err := bench.Run(ctx, cfg)
 	if err != nil {
 		return err
+	}
+	if *jsonOut != "" {
+		f, err := os.Create(*jsonOut)
+		if err != nil {
+			return err
+		}
+		if err := rep.WriteJSON(f); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
 	}
 	if *asJSON {
 		return rep.WriteJSON(os.Stdout)
