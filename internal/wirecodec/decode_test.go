@@ -1,0 +1,417 @@
+package wirecodec
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
+)
+
+var t0 = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+
+func mustMarshal(t testing.TB, opts proto.MarshalOptions, m proto.Message) []byte {
+	t.Helper()
+	b, err := opts.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestRandomRequestsMatchProtoUnmarshal: random requests, encoded by protobuf-go (plainly and
+// deterministically) and rewritten (reordered, split, duplicated, dropped fields), decode as
+// proto.Unmarshal decodes them, all on the fast path.
+func TestRandomRequestsMatchProtoUnmarshal(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	n := 600
+	if testing.Short() {
+		n = 100
+	}
+	for i := range n {
+		m := randRequest(r)
+		plain := mustMarshal(t, proto.MarshalOptions{}, m)
+		encodings := [][]byte{plain, mustMarshal(t, deterministic, m)}
+		for range 3 {
+			encodings = append(encodings, rewrite(r, plain, requestDesc, false))
+		}
+		for j, b := range encodings {
+			if !check(t, b) {
+				t.Fatalf("request %d encoding %d: the fast path gave up on input it should decode: %x", i, j, b)
+			}
+		}
+	}
+}
+
+func TestRealisticRequestIsDecodedOnFastPath(t *testing.T) {
+	b := mustMarshal(t, proto.MarshalOptions{}, realisticRequest(t0))
+	if !check(t, b) {
+		t.Fatal("the fast path gave up on a typical request")
+	}
+}
+
+// TestUnknownFieldsArePreserved: unknown fields (at every level, of every wire type, and known
+// numbers with other wire types) decode as proto.Unmarshal keeps them, and re-encode the same.
+func TestUnknownFieldsArePreserved(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	withUnknown := 0
+	for range 600 {
+		b := rewrite(r, mustMarshal(t, proto.MarshalOptions{}, randRequest(r)), requestDesc, true)
+		check(t, b)
+		var m pb.RecommendRequest
+		if proto.Unmarshal(b, &m) == nil && len(m.ProtoReflect().GetUnknown()) > 0 {
+			withUnknown++
+		}
+	}
+	if withUnknown < 50 {
+		t.Fatalf("only %d requests kept unknown fields at the top level; the generator is off", withUnknown)
+	}
+
+	// One by hand: an unknown varint and group at the top level, an unknown field in a pod.
+	pod := protowire.AppendTag(nil, 1, protowire.BytesType)
+	pod = protowire.AppendString(pod, "p")
+	pod = protowire.AppendTag(pod, 99, protowire.Fixed32Type)
+	pod = protowire.AppendFixed32(pod, 7)
+	b := protowire.AppendTag(nil, 100, protowire.VarintType)
+	b = protowire.AppendVarint(b, 1)
+	b = protowire.AppendTag(b, 5, protowire.BytesType)
+	b = protowire.AppendBytes(b, pod)
+	b = protowire.AppendTag(b, 101, protowire.StartGroupType)
+	b = protowire.AppendTag(b, 1, protowire.VarintType)
+	b = protowire.AppendVarint(b, 2)
+	b = protowire.AppendTag(b, 101, protowire.EndGroupType)
+	check(t, b)
+	var m pb.RecommendRequest
+	if err := (Codec{}).Unmarshal(bufferOf(b), &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.ProtoReflect().GetUnknown()) == 0 || len(m.Pods) != 1 || len(m.Pods[0].ProtoReflect().GetUnknown()) == 0 {
+		t.Fatalf("unknown fields lost: %v", &m)
+	}
+}
+
+// TestMergesAndOverwrites: a singular message that occurs twice merges, a scalar takes its last
+// value, repeated fields in several runs append, a map entry may lack its key or value and a
+// repeated key overwrites, all on the fast path.
+func TestMergesAndOverwrites(t *testing.T) {
+	field := func(num protowire.Number, typ protowire.Type, v any) []byte {
+		b := protowire.AppendTag(nil, num, typ)
+		switch v := v.(type) {
+		case uint64:
+			return protowire.AppendVarint(b, v)
+		case string:
+			return protowire.AppendString(b, v)
+		case []byte:
+			return protowire.AppendBytes(b, v)
+		}
+		panic(fmt.Sprintf("field: %T", v))
+	}
+	cat := func(fields ...[]byte) []byte { return bytes.Join(fields, nil) }
+	const bt, vt = protowire.BytesType, protowire.VarintType
+
+	pod := cat(
+		field(1, bt, "a"),
+		field(5, bt, field(1, vt, uint64(10))), // start_time.seconds
+		field(3, vt, uint64(1)),
+		field(7, bt, field(1, bt, "c1")),
+		field(9, bt, cat(field(1, bt, "cpu"), field(2, bt, "1"))),
+		field(5, bt, field(2, vt, uint64(20))), // start_time.nanos, merged
+		field(3, vt, uint64(0)),                // ready, overwritten
+		field(7, bt, field(1, bt, "c2")),
+		field(9, bt, cat(field(2, bt, "2"), field(1, bt, "cpu"))), // same key again
+		field(9, bt, field(2, bt, "no key")),
+		field(9, bt, field(1, bt, "no value")),
+		field(1, bt, "b"), // name, overwritten
+	)
+	sample := cat(
+		field(4, bt, field(1, vt, uint64(30))),
+		field(1, bt, "b"),
+		field(4, bt, field(2, vt, uint64(5))),
+	)
+	metric := cat(field(3, bt, "1"), field(1, bt, sample), field(3, bt, "2"), field(2, bt, "x"), field(2, bt, "y"))
+	b := cat(
+		field(1, bt, field(1, bt, "cluster")),
+		field(5, bt, pod),
+		field(6, bt, metric),
+		field(2, bt, field(4, bt, field(1, bt, "Resource"))),
+		field(5, bt, field(1, bt, "second")),
+		field(1, bt, field(3, bt, "name")),
+		field(2, bt, field(4, bt, field(1, bt, "External"))),
+		field(4, vt, uint64(3)),
+		field(4, vt, uint64(4)),
+		field(6, bt, []byte{}),
+	)
+	if !check(t, b) {
+		t.Fatal("the fast path gave up")
+	}
+	var m pb.RecommendRequest
+	if err := (Codec{}).Unmarshal(bufferOf(b), &m); err != nil {
+		t.Fatal(err)
+	}
+	p := m.Pods[0]
+	switch {
+	case m.Target.GetCluster() != "cluster" || m.Target.GetName() != "name":
+		t.Errorf("target %v, want the two occurrences merged", m.Target)
+	case len(m.Spec.GetMetrics()) != 2:
+		t.Errorf("spec %v, want the metrics of both occurrences", m.Spec)
+	case m.GetStatusReplicas() != 4:
+		t.Errorf("status_replicas %d, want the last, 4", m.GetStatusReplicas())
+	case len(m.Pods) != 2 || len(m.Metrics) != 2:
+		t.Errorf("%d pods and %d metrics, want 2 and 2", len(m.Pods), len(m.Metrics))
+	case p.Name != "b" || p.GetReady() || p.Ready == nil:
+		t.Errorf("pod name %q ready %v, want the last ones", p.Name, p.Ready)
+	case p.StartTime.GetSeconds() != 10 || p.StartTime.GetNanos() != 20:
+		t.Errorf("start_time %v, want both occurrences merged", p.StartTime)
+	case len(p.Containers) != 2 || p.Containers[1].Name != "c2":
+		t.Errorf("containers %v, want both runs", p.Containers)
+	case len(p.Requests) != 3 || p.Requests["cpu"] != "2" || p.Requests[""] != "no key" || p.Requests["no value"] != "":
+		t.Errorf("requests %v", p.Requests)
+	case m.Metrics[0].GetValue() != "y" || len(m.Metrics[0].Values) != 2:
+		t.Errorf("metric %v", m.Metrics[0])
+	case m.Metrics[0].PodValues[0].Window.GetSeconds() != 30 || m.Metrics[0].PodValues[0].Window.GetNanos() != 5:
+		t.Errorf("window %v, want both occurrences merged", m.Metrics[0].PodValues[0].Window)
+	}
+}
+
+// TestListsDoNotShareCapacity: every parent's repeated field ends where its own elements do, so
+// appending to one never writes into the next parent's, which shares its array.
+func TestListsDoNotShareCapacity(t *testing.T) {
+	req := realisticRequest(t0)
+	req.Pods[0].InitContainers = []*pb.InitContainerState{{Name: "i0"}}
+	req.Pods[1].InitContainers = []*pb.InitContainerState{{Name: "i1"}}
+	req.Metrics[1].PodValues = []*pb.PodMetricValue{{Pod: "p"}}
+	req.Metrics = append(req.Metrics, &pb.MetricObservation{Values: []string{"1"}})
+	var m pb.RecommendRequest
+	if err := (Codec{}).Unmarshal(bufferOf(mustMarshal(t, proto.MarshalOptions{}, req)), &m); err != nil {
+		t.Fatal(err)
+	}
+	before := proto.Clone(&m).(*pb.RecommendRequest)
+	_ = append(m.Pods[0].Containers, &pb.ContainerState{Name: "x"})
+	_ = append(m.Pods[0].InitContainers, &pb.InitContainerState{Name: "x"})
+	_ = append(m.Metrics[0].PodValues, &pb.PodMetricValue{Pod: "x"})
+	_ = append(m.Metrics[1].Values, "x")
+	if !proto.Equal(&m, before) {
+		t.Fatal("appending to one message's list changed another message")
+	}
+}
+
+// markedRequest sets every string the fast path decodes, and a few it leaves to protobuf-go,
+// to a distinct marker; every other one is longer than maxInterned.
+func markedRequest() (*pb.RecommendRequest, []string) {
+	var marks []string
+	mk := func() string {
+		s := fmt.Sprintf("Q%03d", len(marks))
+		if len(marks)%2 == 1 {
+			s += strings.Repeat("-", maxInterned)
+		}
+		marks = append(marks, s)
+		return s
+	}
+	ts := &timestamppb.Timestamp{Seconds: 1}
+	req := &pb.RecommendRequest{
+		Target: &pb.TargetRef{Cluster: mk(), Namespace: mk(), Name: mk()},
+		Spec:   &pb.HorizontalPodAutoscalerSpec{Metrics: []*pb.MetricSpec{{Type: mk()}}},
+	}
+	for range 2 {
+		req.Pods = append(req.Pods, &pb.PodState{
+			Name: mk(), Phase: mk(), StartTime: ts,
+			Containers:     []*pb.ContainerState{{Name: mk(), Requests: map[string]string{mk(): mk()}}},
+			InitContainers: []*pb.InitContainerState{{Name: mk(), RestartPolicy: mk(), Requests: map[string]string{mk(): mk()}}},
+			Requests:       map[string]string{mk(): mk()},
+		})
+		req.Metrics = append(req.Metrics, &pb.MetricObservation{
+			PodValues: []*pb.PodMetricValue{{Pod: mk(), Value: mk(), Timestamp: ts, Window: &durationpb.Duration{Seconds: 2}}},
+			Value:     proto.String(mk()),
+			Values:    []string{mk(), mk()},
+			Error:     mk(),
+		})
+	}
+	return req, marks
+}
+
+// TestInvalidUTF8IsRejected: each string, in turn, made invalid UTF-8 (of the same length)
+// fails both decoders, interned or not, seen before or not.
+func TestInvalidUTF8IsRejected(t *testing.T) {
+	req, marks := markedRequest()
+	b := mustMarshal(t, proto.MarshalOptions{}, req)
+	if !check(t, b) {
+		t.Fatal("the fast path gave up on the valid request")
+	}
+	invalid := []string{"\xff\xfe\xfd\xfc", "ab\xc3(", "\xed\xa0\x80a", "a\xf4\x90\x80", "\xc0\x80ab", "abc\xe2"}
+	for _, mark := range marks {
+		if bytes.Count(b, []byte(mark)) != 1 {
+			t.Fatalf("marker %q occurs %d times in the encoding", mark, bytes.Count(b, []byte(mark)))
+		}
+		for _, bad := range invalid {
+			c := bytes.Replace(b, []byte(mark[:4]), []byte(bad), 1)
+			if check(t, c) {
+				t.Fatalf("the fast path accepted invalid UTF-8 %q in place of %q", bad, mark)
+			}
+			if proto.Unmarshal(c, new(pb.RecommendRequest)) == nil {
+				t.Fatalf("proto.Unmarshal accepted invalid UTF-8 in place of %q", mark)
+			}
+		}
+	}
+}
+
+// TestMalformedInput: truncations at every offset, and every byte changed in a few ways, of
+// valid requests decode (or fail) as with proto.Unmarshal.
+func TestMalformedInput(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	marked, _ := markedRequest()
+	inputs := [][]byte{
+		mustMarshal(t, proto.MarshalOptions{}, realisticRequest(t0)),
+		mustMarshal(t, proto.MarshalOptions{}, marked),
+	}
+	for len(inputs) < 6 {
+		// Small ones: each costs its length squared.
+		if b := rewrite(r, mustMarshal(t, proto.MarshalOptions{}, randRequest(r)), requestDesc, true); len(b) > 300 && len(b) < 1200 {
+			inputs = append(inputs, b)
+		}
+	}
+	for k, b := range inputs {
+		c := bytes.Clone(b)
+		for i := range b {
+			check(t, b[:i])
+			if k == 0 {
+				continue // the large one is only truncated
+			}
+			for _, x := range []byte{1, 0x80, 0xff} {
+				c[i] = b[i] ^ x
+				check(t, c)
+			}
+			c[i] = b[i]
+		}
+	}
+}
+
+// TestLengthsPastTheEnd: a length-delimited field running past its parent's end fails, though
+// the bytes are there in the grandparent.
+func TestLengthsPastTheEnd(t *testing.T) {
+	// over is a message field num whose length claims extra bytes more than content has.
+	over := func(num protowire.Number, content []byte, extra int) []byte {
+		b := protowire.AppendTag(nil, num, protowire.BytesType)
+		b = protowire.AppendVarint(b, uint64(len(content)+extra))
+		return append(b, content...)
+	}
+	msg := func(num protowire.Number, content []byte) []byte { return over(num, content, 0) }
+	str := func(num protowire.Number, s string) []byte { return msg(num, []byte(s)) }
+	filler := str(1, "name-and-more-bytes")
+	cases := map[string][]byte{
+		"pod":             over(5, filler, 3),
+		"pod name":        msg(5, over(1, []byte("p"), 3)),
+		"container":       append(msg(5, append(over(7, str(1, "c"), 2), filler...)), filler...),
+		"map entry":       msg(5, append(over(9, str(1, "cpu"), 3), filler...)),
+		"map key":         msg(5, msg(9, append(over(1, []byte("cpu"), 3), str(2, "500m")...))),
+		"start_time":      msg(5, append(over(5, nil, 2), filler...)),
+		"sample":          msg(6, append(over(1, str(1, "p"), 3), filler...)),
+		"sample window":   msg(6, msg(1, append(over(4, nil, 2), filler...))),
+		"metric values":   msg(6, append(over(3, []byte("1"), 4), filler...)),
+		"target":          append(over(1, str(1, "c"), 2), filler...),
+		"length overflow": append(protowire.AppendTag(nil, 5, protowire.BytesType), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01),
+	}
+	for name, b := range cases {
+		t.Run(name, func(t *testing.T) {
+			check(t, b)
+			if proto.Unmarshal(b, new(pb.RecommendRequest)) == nil {
+				t.Fatalf("proto.Unmarshal accepted %x", b)
+			}
+		})
+	}
+}
+
+// TestWrongWireTypes: known fields with other wire types decode as proto.Unmarshal keeps
+// them (as unknown fields, dropped in map entries) or fails.
+func TestWrongWireTypes(t *testing.T) {
+	tag := func(num protowire.Number, typ protowire.Type) []byte { return protowire.AppendTag(nil, num, typ) }
+	msg := func(num protowire.Number, content ...[]byte) []byte {
+		return protowire.AppendBytes(tag(num, protowire.BytesType), bytes.Join(content, nil))
+	}
+	varint := func(num protowire.Number, v uint64) []byte {
+		return protowire.AppendVarint(tag(num, protowire.VarintType), v)
+	}
+	fixed := func(num protowire.Number) []byte { return protowire.AppendFixed64(tag(num, protowire.Fixed64Type), 1) }
+	cases := map[string][]byte{
+		"pods as varint":           varint(5, 1),
+		"current_replicas as len":  msg(3),
+		"pod name as varint":       msg(5, varint(1, 1)),
+		"ready as fixed64":         msg(5, fixed(3)),
+		"start_time as varint":     msg(5, varint(5, 1)),
+		"seconds as fixed64":       msg(5, msg(5, fixed(1))),
+		"nanos as len":             msg(6, msg(1, msg(4, msg(2)))),
+		"map key as varint":        msg(5, msg(9, varint(1, 1), msg(2))),
+		"map value as fixed64":     msg(5, msg(7, msg(2, msg(1), fixed(2)))),
+		"sample pod as varint":     msg(6, msg(1, varint(1, 3))),
+		"values as varint":         msg(6, varint(3, 3)),
+		"end group alone":          tag(5, protowire.EndGroupType),
+		"group in pod":             msg(5, tag(7, protowire.StartGroupType), tag(7, protowire.EndGroupType)),
+		"unterminated group":       tag(9, protowire.StartGroupType),
+		"field number 0":           varint(0, 1),
+		"field number past max":    protowire.AppendVarint(protowire.AppendVarint(nil, uint64(protowire.MaxValidNumber+1)<<3), 1),
+		"reserved wire type 6":     []byte{5<<3 | 6, 0},
+		"overlong varint":          append(tag(3, protowire.VarintType), 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01),
+		"varint overflowing 64":    append(tag(3, protowire.VarintType), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02),
+		"padded varint (accepted)": append(tag(3, protowire.VarintType), 0x81, 0x80, 0x00),
+	}
+	for name, b := range cases {
+		t.Run(name, func(t *testing.T) {
+			if check(t, b) && !strings.Contains(name, "accepted") {
+				t.Fatalf("the fast path decoded %x", b)
+			}
+		})
+	}
+}
+
+func FuzzDecodeRecommendRequest(f *testing.F) {
+	r := rand.New(rand.NewPCG(7, 8))
+	f.Add([]byte{})
+	f.Add(mustMarshal(f, proto.MarshalOptions{}, realisticRequest(t0)))
+	f.Add(mustMarshal(f, deterministic, realisticRequest(t0)))
+	marked, _ := markedRequest()
+	f.Add(mustMarshal(f, proto.MarshalOptions{}, marked))
+	for added := 0; added < 6; {
+		plain := mustMarshal(f, proto.MarshalOptions{}, randRequest(r))
+		if len(plain) > 1500 {
+			continue // small seeds mutate and minimize faster
+		}
+		added++
+		f.Add(plain)
+		f.Add(rewrite(r, plain, requestDesc, false))
+		f.Add(rewrite(r, plain, requestDesc, true))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		check(t, b)
+	})
+}
+
+// BenchmarkDecodeRecommendRequest decodes a typical request (20 pods, 2 metric observations, a
+// spec with 2 metrics and a behavior) with proto.Unmarshal and with the codec.
+func BenchmarkDecodeRecommendRequest(b *testing.B) {
+	in := mustMarshal(b, proto.MarshalOptions{}, realisticRequest(t0))
+	decoders := []struct {
+		name   string
+		decode func([]byte, *pb.RecommendRequest) error
+	}{
+		{"proto.Unmarshal", func(b []byte, m *pb.RecommendRequest) error { return proto.Unmarshal(b, m) }},
+		{"wirecodec", func(b []byte, m *pb.RecommendRequest) error { return Codec{}.Unmarshal(bufferOf(b), m) }},
+	}
+	for _, d := range decoders {
+		b.Run(d.name, func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := d.decode(in, new(pb.RecommendRequest)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
