@@ -8,6 +8,7 @@
 // algorithm or the store.
 //
 // Imports: proto (the generated API), recommender (the algorithm and its domain types),
-// internal/apiconv (proto <-> domain) and store (durable state), plus gRPC and its ecosystem. Nothing in this module imports server
-// except cmd.
+// internal/apiconv (proto <-> domain), internal/wirecodec (the server's gRPC codec, which
+// decodes RecommendRequest by hand) and store (durable state), plus gRPC and its ecosystem.
+// Nothing in this module imports server except cmd.
 package server

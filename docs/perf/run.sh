@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Reproduces every row of docs/PERFORMANCE.md. Run from the repository root:
+#   docs/perf/run.sh [out-dir]        (default: docs/perf)
+# For each configuration it starts a fresh hpa-recommender on 127.0.0.1:50091, drives it with
+# hpa-bench (with the in-process no-op baseline), and writes <name>.txt (the table) and
+# <name>.json (every repeat). ETCD (default: etcd on PATH) serves the etcd rows; unset it to
+# skip them. Takes about 20 minutes on a 2-core machine.
+set -euo pipefail
+OUT=${1:-docs/perf}
+ETCD=${ETCD-$(command -v etcd || true)}
+mkdir -p "$OUT" bin
+go build -o bin/hpa-recommender ./cmd/hpa-recommender
+go build -o bin/hpa-bench ./cmd/hpa-bench
+DATA=$(mktemp -d)
+trap 'rm -rf "$DATA"' EXIT
+
+run() { # name store targets [hpa-bench flags...]
+	local name=$1 store=$2 targets=$3
+	shift 3
+	local extra=() sf=()
+	[[ $store == etcd ]] && extra=(--etcd-endpoints 127.0.0.1:23790 --etcd-prefix "/bench-$name")
+	[[ $store == bolt ]] && sf=(--store-file "$DATA/$name.db")
+	bin/hpa-recommender --store "$store" --bolt-path "$DATA/$name.db" "${extra[@]}" \
+		--metrics-listen '' --listen 127.0.0.1:50091 2>"$DATA/$name.server.log" &
+	local pid=$!
+	until (echo >/dev/tcp/127.0.0.1/50091) 2>/dev/null; do sleep 0.1; done
+	bin/hpa-bench --addr 127.0.0.1:50091 --baseline --server-pid "$pid" "${sf[@]}" --targets "$targets" \
+		--quiet --json-out "$OUT/$name.json" "$@" | tee "$OUT/$name.txt"
+	kill "$pid"
+	wait "$pid" || true
+}
+
+run bolt-1k-sweep bolt 1000 --concurrency 1,8,64,256 --duration 5s --warmup 1s --repeat 3
+run bolt-1k-open bolt 1000 --concurrency '' --rate 250,500,1000,1500,2000 --duration 5s --warmup 1s --repeat 3
+run bolt-10k bolt 10000 --concurrency 64 --rate 2000 --duration 5s --warmup 1s --repeat 3
+run bolt-100k bolt 100000 --concurrency 64 --rate 2000 --duration 5s --warmup 1s --repeat 3
+run mem-1k memory 1000 --concurrency 64 --rate 2000 --duration 5s --warmup 1s --repeat 3
+run mem-100k memory 100000 --concurrency 64 --duration 5s --warmup 1s --repeat 1
+if [[ -n $ETCD ]]; then
+	# One member on the same machine, default fsync: what a single-node etcd costs the service.
+	"$ETCD" --name bench --data-dir "$DATA/etcd" --listen-client-urls http://127.0.0.1:23790 \
+		--advertise-client-urls http://127.0.0.1:23790 --listen-peer-urls http://127.0.0.1:23800 \
+		--initial-advertise-peer-urls http://127.0.0.1:23800 --initial-cluster bench=http://127.0.0.1:23800 \
+		--listen-metrics-urls http://127.0.0.1:23810 2>"$DATA/etcd.log" &
+	etcd_pid=$!
+	until (echo >/dev/tcp/127.0.0.1/23790) 2>/dev/null; do sleep 0.1; done
+	run etcd-1k etcd 1000 --concurrency 64 --rate 2000 --duration 5s --warmup 1s --repeat 3
+	kill "$etcd_pid"
+	wait "$etcd_pid" || true
+fi
