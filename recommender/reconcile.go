@@ -1,8 +1,10 @@
 package recommender
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -526,17 +528,19 @@ const (
 )
 
 // Prune drops history no valid spec can still read: recommendations older than the longest
-// stabilization window (or opts' downscale window, when longer) and events older than the
-// longest policy period. Decisions for an unchanged spec are the same with or without it.
+// stabilization window (or opts' downscale window, when longer), recommendations that can
+// never decide a stabilization (see dominated), and events older than the longest policy
+// period. Decisions for any valid spec are the same with or without it.
 func Prune(h History, now time.Time, opts Options) History {
 	recCutoff := now.Add(-max(MaxStabilizationWindow, opts.DownscaleStabilizationWindow))
-	evCutoff := now.Add(-MaxPolicyPeriod)
 	var out History
 	for _, r := range h.Recommendations {
 		if !r.Time.Before(recCutoff) {
 			out.Recommendations = append(out.Recommendations, r)
 		}
 	}
+	out.Recommendations = dropDominated(out.Recommendations)
+	evCutoff := now.Add(-MaxPolicyPeriod)
 	keep := func(events []ScaleEvent) []ScaleEvent {
 		var kept []ScaleEvent
 		for _, e := range events {
@@ -548,5 +552,50 @@ func Prune(h History, now time.Time, opts Options) History {
 	}
 	out.ScaleUpEvents = keep(h.ScaleUpEvents)
 	out.ScaleDownEvents = keep(h.ScaleDownEvents)
+	return out
+}
+
+// dropDominated removes, in place, every recommendation that is neither above nor below all
+// later ones, keeping the order of the rest.
+//
+// Stabilization only ever reads the maximum or the minimum of the recommendations newer than
+// a cutoff (R-LEG-1, R-BEH-1), and every such window that holds a recommendation also holds
+// all later ones. So a recommendation matters only while it is strictly above every later one
+// (it can be a window's maximum) or strictly below every later one (a minimum); one that a
+// later recommendation equals or brackets changes no window's answer, whatever the window
+// lengths and whatever "now" is. Without this, a target called more often than upstream's
+// 15 s resync keeps one entry per call for an hour. What remains is at most two entries per
+// distinct replica count, and usually a handful.
+func dropDominated(recs []Recommendation) []Recommendation {
+	if len(recs) < 2 {
+		return recs
+	}
+	// Newest first; among equal times, later in the list first (ties are interchangeable:
+	// every window holds both or neither).
+	order := make([]int, len(recs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		if c := recs[b].Time.Compare(recs[a].Time); c != 0 {
+			return c
+		}
+		return cmp.Compare(b, a)
+	})
+	keep := make([]bool, len(recs))
+	hi, lo := recs[order[0]].Replicas, recs[order[0]].Replicas
+	keep[order[0]] = true
+	for _, i := range order[1:] {
+		if r := recs[i].Replicas; r > hi || r < lo {
+			keep[i] = true
+			hi, lo = max(hi, r), min(lo, r)
+		}
+	}
+	out := recs[:0]
+	for i, r := range recs {
+		if keep[i] {
+			out = append(out, r)
+		}
+	}
 	return out
 }

@@ -896,31 +896,99 @@ func TestPrune(t *testing.T) {
 		testSpec(1, 100, wantMetric()),
 	} {
 		t.Run("R-HIST replay with and without pruning decides the same", func(t *testing.T) {
-			var with, without State
-			at := tNow
-			current := int32(10)
-			for i := range 400 {
-				at = at.Add(time.Duration(15+(i*37)%400) * time.Second)
-				in := Input{Spec: spec, CurrentReplicas: current, StatusReplicas: current, Metrics: obs(wantObs(int32(1 + (i*7919)%60)))}
-				d1, s1 := Decide(at, opts, in, without)
-				d2, s2 := Decide(at, opts, in, with)
-				if diff := cmp.Diff(d1, d2); diff != "" {
-					t.Fatalf("step %d: decisions differ (-unpruned +pruned):\n%s", i, diff)
-				}
-				if d1.Scale() {
-					s1 = RecordRescale(at, spec, s1, &d1, true, "")
-					s2 = RecordRescale(at, spec, s2, &d2, true, "")
-					current = d1.DesiredReplicas
-				}
-				without = s1
-				s2.History = Prune(s2.History, at, opts)
-				with = s2
-			}
+			without, with, _ := replayPruned(t, opts, 400, func(i int) (time.Duration, *Spec, int32) {
+				return time.Duration(15+(i*37)%400) * time.Second, spec, int32(1 + (i*7919)%60)
+			})
 			if n, m := len(without.History.Recommendations), len(with.History.Recommendations); m > n {
 				t.Errorf("pruned history is longer (%d) than unpruned (%d)", m, n)
 			}
 		})
 	}
+}
+
+// replayPruned decides n calls twice, once keeping the full history and once pruning it after
+// every call, failing at the first decision that differs. step(i) gives the time since the
+// previous call, the spec and the metric value of call i. It returns both final states and the
+// longest pruned list of recommendations seen.
+func replayPruned(t *testing.T, opts Options, n int, step func(i int) (time.Duration, *Spec, int32)) (without, with State, longest int) {
+	t.Helper()
+	at := tNow
+	current := int32(10)
+	for i := range n {
+		gap, spec, load := step(i)
+		at = at.Add(gap)
+		in := Input{Spec: spec, CurrentReplicas: current, StatusReplicas: current, Metrics: obs(wantObs(load))}
+		d1, s1 := Decide(at, opts, in, without)
+		d2, s2 := Decide(at, opts, in, with)
+		if diff := cmp.Diff(d1, d2); diff != "" {
+			t.Fatalf("call %d: decisions differ (-unpruned +pruned):\n%s", i, diff)
+		}
+		if d1.Scale() {
+			s1 = RecordRescale(at, spec, s1, &d1, true, "")
+			s2 = RecordRescale(at, spec, s2, &d2, true, "")
+			current = d1.DesiredReplicas
+		}
+		without = s1
+		s2.History = Prune(s2.History, at, opts)
+		with = s2
+		longest = max(longest, len(with.History.Recommendations))
+	}
+	return without, with, longest
+}
+
+// TestPruneDropsDominatedRecommendations: a recommendation that a later one equals or brackets
+// is dropped whatever its place in the list (slot reuse leaves it out of time order); one above
+// or below every later one stays.
+func TestPruneDropsDominatedRecommendations(t *testing.T) {
+	h := History{Recommendations: []Recommendation{
+		rec(6, ago(10*time.Second)), // as new as the 5, earlier in the list, above it: kept
+		rec(5, ago(10*time.Second)), // newest (a tie goes to the later slot): kept
+		rec(9, ago(50*time.Second)), // above every later one: kept
+		rec(7, ago(40*time.Second)), // above every later one (6, 5, 3, 2): kept
+		rec(5, ago(60*time.Second)), // equal to a later one: dropped
+		rec(3, ago(30*time.Second)), // below every later one: kept
+		rec(4, ago(45*time.Second)), // bracketed by later ones (3 and 7): dropped
+		rec(2, ago(35*time.Second)), // below every later one: kept
+		rec(4, ago(33*time.Second)), // bracketed by the later 3 and 5: dropped
+		rec(2, ago(90*time.Second)), // equal to a later one: dropped
+	}}
+	got := Prune(h, tNow, DefaultOptions())
+	want := []Recommendation{rec(6, ago(10*time.Second)), rec(5, ago(10*time.Second)), rec(9, ago(50*time.Second)),
+		rec(7, ago(40*time.Second)), rec(3, ago(30*time.Second)), rec(2, ago(35*time.Second))}
+	if diff := cmp.Diff(got.Recommendations, want); diff != "" {
+		t.Errorf("Prune (-got +want):\n%s", diff)
+	}
+	if len(h.Recommendations) != 10 || h.Recommendations[4] != rec(5, ago(60*time.Second)) {
+		t.Errorf("Prune modified its argument: %v", h.Recommendations)
+	}
+}
+
+// TestPruneUnderFrequentCalls: a target decided every second (sixty times upstream's resync)
+// for three hours, its spec switching between behaviors with windows from 0 to 3600 s and the
+// legacy normalizer, decides exactly as with its full history, and its pruned history stays
+// small while the full one grows with every call.
+func TestPruneUnderFrequentCalls(t *testing.T) {
+	opts := DefaultOptions()
+	specs := []*Spec{
+		withBehavior(testSpec(1, 100, wantMetric()), rules(3600, SelectMax, podsPolicy(3, 1800), percentPolicy(10, 60)),
+			rules(3600, SelectMin, podsPolicy(2, 1800), percentPolicy(50, 900))),
+		withBehavior(testSpec(1, 100, wantMetric()), rules(0, "", podsPolicy(4, 15)), rules(300, "", percentPolicy(100, 15))),
+		withBehavior(testSpec(1, 100, wantMetric()), rules(120, "", podsPolicy(1, 600)), rules(-1, "", percentPolicy(20, 1800))),
+		testSpec(1, 100, wantMetric()),
+	}
+	without, _, longest := replayPruned(t, opts, 3*3600, func(i int) (time.Duration, *Spec, int32) {
+		// A noisy, drifting load: values wander over the whole range and come back.
+		return time.Second, specs[(i/1500)%len(specs)], int32(1 + (i*7919+(i/600)*131)%60)
+	})
+	// Upstream's own slot reuse bounds the full list by the longest window in use.
+	if n := len(without.History.Recommendations); n < 1000 {
+		t.Fatalf("the unpruned history has %d recommendations: the replay did not exercise a long history", n)
+	}
+	// At most two per distinct count (1..100); in practice far fewer.
+	if longest > 2*100 {
+		t.Errorf("the pruned history reached %d recommendations", longest)
+	}
+	t.Logf("unpruned history: %d recommendations; pruned: at most %d", len(without.History.Recommendations), longest)
 }
 
 func TestSimulate(t *testing.T) {

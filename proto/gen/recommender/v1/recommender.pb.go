@@ -3265,7 +3265,9 @@ type GetTargetResponse struct {
 	// spec is the spec last seen.
 	Spec *HorizontalPodAutoscalerSpec `protobuf:"bytes,2,opt,name=spec,proto3" json:"spec,omitempty"`
 	// history is the stored history, in the shape SimulateRequest takes, so a live target can be
-	// replayed forward from where it stands.
+	// replayed forward from where it stands. It is pruned to what can still change a decision
+	// under any valid spec: recommendations from the last hour that are above or below every
+	// later one, and scale events from the last 1800 s.
 	History *History `protobuf:"bytes,3,opt,name=history,proto3" json:"history,omitempty"`
 	// conditions are the stored conditions with their transition times.
 	Conditions []*Condition `protobuf:"bytes,4,rep,name=conditions,proto3" json:"conditions,omitempty"`
