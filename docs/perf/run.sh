@@ -4,7 +4,8 @@
 # For each configuration it starts a fresh hpa-recommender on 127.0.0.1:50091, drives it with
 # hpa-bench (with the in-process no-op baseline), and writes <name>.txt (the table) and
 # <name>.json (every repeat). ETCD (default: etcd on PATH) serves the etcd rows; unset it to
-# skip them. Takes about 20 minutes on a 2-core machine.
+# skip them. ONLY="name ..." runs just those configurations. Takes about 30 minutes on a 2-core
+# machine.
 set -euo pipefail
 OUT=${1:-docs/perf}
 ETCD=${ETCD-$(command -v etcd || true)}
@@ -17,6 +18,7 @@ trap 'rm -rf "$DATA"' EXIT
 run() { # name store targets [hpa-bench flags...]
 	local name=$1 store=$2 targets=$3
 	shift 3
+	[[ -z ${ONLY-} || " $ONLY " == *" $name "* ]] || return 0
 	local extra=() sf=()
 	[[ $store == etcd ]] && extra=(--etcd-endpoints 127.0.0.1:23790 --etcd-prefix "/bench-$name")
 	[[ $store == bolt ]] && sf=(--store-file "$DATA/$name.db")
@@ -35,6 +37,7 @@ run bolt-1k-open bolt 1000 --concurrency '' --rate 250,500,1000,1500,2000 --dura
 run bolt-10k bolt 10000 --concurrency 64 --rate 2000 --duration 5s --warmup 1s --repeat 3
 run bolt-100k bolt 100000 --concurrency 64 --rate 2000 --duration 5s --warmup 1s --repeat 3
 run mem-1k memory 1000 --concurrency 64 --rate 2000 --duration 5s --warmup 1s --repeat 3
+run mem-10k memory 10000 --concurrency 64 --duration 5s --warmup 1s --repeat 3
 run mem-100k memory 100000 --concurrency 64 --duration 5s --warmup 1s --repeat 1
 if [[ -n $ETCD ]]; then
 	# One member on the same machine, default fsync: what a single-node etcd costs the service.
@@ -45,6 +48,8 @@ if [[ -n $ETCD ]]; then
 	etcd_pid=$!
 	until (echo >/dev/tcp/127.0.0.1/23790) 2>/dev/null; do sleep 0.1; done
 	run etcd-1k etcd 1000 --concurrency 64 --rate 2000 --duration 5s --warmup 1s --repeat 3
+	run etcd-10k etcd 10000 --concurrency 64 --duration 5s --warmup 1s --repeat 3
+	run etcd-100k etcd 100000 --concurrency 64 --duration 5s --warmup 1s --repeat 1
 	kill "$etcd_pid"
 	wait "$etcd_pid" || true
 fi
