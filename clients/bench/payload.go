@@ -25,10 +25,14 @@ const (
 	cpuTargetPct    = 60
 	queuePerPod     = 30
 	// loadPeriod is how many calls one target's load cycle lasts: its CPU usage follows a
-	// sine of ±40% around what its initial 20 replicas serve at the target utilization, so a
-	// share of the decisions scale up and, once the scale-down window has passed, down.
+	// sine of ±DefaultLoadSwing around what its initial 20 replicas serve at the target
+	// utilization, so a share of the decisions scale up and, once the scale-down window has
+	// passed, down.
 	loadPeriod = 24
 )
+
+// DefaultLoadSwing is the default amplitude of each target's CPU demand cycle (±40 %).
+const DefaultLoadSwing = 0.4
 
 // Workload makes the requests of N targets and remembers each target's replica count as a
 // controller would (a scale decision that was reported applied becomes the current count). It
@@ -40,6 +44,7 @@ type Workload struct {
 	spec               *pb.HorizontalPodAutoscalerSpec
 	startTime          *timestamppb.Timestamp
 	window             *durationpb.Duration
+	swing              float64
 }
 
 type targetState struct {
@@ -57,12 +62,19 @@ func NewWorkload(cluster, namespace string, n int) *Workload {
 		spec:      benchSpec(),
 		startTime: timestamppb.New(time.Now().Add(-time.Hour).Truncate(time.Second)),
 		window:    durationpb.New(30 * time.Second),
+		swing:     DefaultLoadSwing,
 	}
 	for i := range w.targets {
 		w.targets[i].replicas.Store(initialReplicas)
 	}
 	return w
 }
+
+// SetLoadSwing sets the amplitude of every target's CPU demand cycle (a fraction; default
+// DefaultLoadSwing). At 0 the demand stays at what 20 replicas serve at the target
+// utilization, so no decision scales: every Recommend is exactly one write, whatever the number
+// of targets and however often each is called. Call it before the first Request.
+func (w *Workload) SetLoadSwing(swing float64) { w.swing = swing }
 
 // Targets is the number of targets.
 func (w *Workload) Targets() int { return len(w.targets) }
@@ -115,10 +127,10 @@ func (w *Workload) Request(i int, now time.Time) *pb.RecommendRequest {
 func (w *Workload) requestWithPods(i int, replicas int32, now time.Time) *pb.RecommendRequest {
 	t := &w.targets[i]
 	k := t.calls.Add(1)
-	// Total CPU demand in millicores: the initial replicas at the target utilization, ±40%
+	// Total CPU demand in millicores: the initial replicas at the target utilization, ±swing
 	// along the target's own phase of the cycle.
 	phase := 2 * math.Pi * (float64(k)/loadPeriod + float64(i%97)/97)
-	demand := float64(initialReplicas*cpuRequestMilli*cpuTargetPct/100) * (1 + 0.4*math.Sin(phase))
+	demand := float64(initialReplicas*cpuRequestMilli*cpuTargetPct/100) * (1 + w.swing*math.Sin(phase))
 	perPod := int64(demand / float64(replicas))
 	sampleTime := timestamppb.New(now.Add(-10 * time.Second).Truncate(time.Second))
 	ready := true

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,6 +62,9 @@ type Config struct {
 	Hostile int
 	// CallTimeout bounds each call (default 10s).
 	CallTimeout time.Duration
+	// LoadSwing is the amplitude of each target's CPU demand cycle (default 0.4, ±40 %); 0
+	// makes no decision scale (see Workload.SetLoadSwing).
+	LoadSwing float64
 	// Progress receives a line per run (nil: silent).
 	Progress io.Writer
 }
@@ -71,7 +75,7 @@ func DefaultConfig() Config {
 		Addr: "127.0.0.1:50051", Conns: 1, Targets: 1000, Cluster: "bench", Namespace: "bench",
 		Populate: true, PopulateConcurrency: 64, Concurrency: []int{64}, MaxInflight: 512,
 		Warmup: 2 * time.Second, Duration: 10 * time.Second, Repeat: 3,
-		CallTimeout: 10 * time.Second, DiskProbe: 2 * time.Second,
+		CallTimeout: 10 * time.Second, DiskProbe: 2 * time.Second, LoadSwing: DefaultLoadSwing,
 	}
 }
 
@@ -99,6 +103,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Duration <= 0 || c.Warmup < 0 || c.CallTimeout <= 0 || c.DiskProbe < 0 {
 		errs = append(errs, errors.New("--duration and --call-timeout must be positive, --warmup and --disk-probe not negative"))
+	}
+	if c.LoadSwing < 0 || c.LoadSwing >= 1 || math.IsNaN(c.LoadSwing) {
+		errs = append(errs, fmt.Errorf("--load-swing %g must be at least 0 and below 1", c.LoadSwing))
 	}
 	return errors.Join(errs...)
 }
@@ -168,6 +175,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		cfg.progress("disk: %d write+fdatasync of 4 KiB, p50 %s p99 %s max %s", lat.Count, ms(lat.P50), ms(lat.P99), ms(lat.Max))
 	}
 	wl := NewWorkload(cfg.Cluster, cfg.Namespace, cfg.Targets)
+	wl.SetLoadSwing(cfg.LoadSwing)
 
 	type target struct {
 		name    string

@@ -1,6 +1,7 @@
 package bench_test
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -129,5 +130,40 @@ func TestWorkloadScales(t *testing.T) {
 	}
 	if ups == 0 {
 		t.Errorf("%d scale-ups and %d scale-downs over a load cycle, want some scale-ups", ups, downs)
+	}
+}
+
+// TestSteadyWorkloadNeverScales: with no load swing, every target's demand stays at what its 20
+// replicas serve at the target utilization, so over a whole load cycle nothing scales and every
+// decision proposes the current count (rows with different target counts then differ only in
+// the store). With the default swing the same calls do propose other counts.
+func TestSteadyWorkloadNeverScales(t *testing.T) {
+	conn, err := grpc.NewClient(startServer(t), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	cl := pb.NewRecommenderServiceClient(conn)
+	for _, swing := range []float64{0, bench.DefaultLoadSwing} {
+		wl := bench.NewWorkload("c", fmt.Sprintf("swing-%g", swing), 3)
+		wl.SetLoadSwing(swing)
+		moved := 0
+		for call := range 48 {
+			for i := range 3 {
+				resp, err := cl.Recommend(t.Context(), wl.Request(i, time.Now()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if p := resp.GetExplanation().GetProposal(); p != 20 {
+					moved++
+					if swing == 0 {
+						t.Errorf("steady load, call %d of target %d: proposal %d, want 20 (scale %v)", call, i, p, resp.GetScale())
+					}
+				}
+			}
+		}
+		if swing != 0 && moved == 0 {
+			t.Errorf("load swing %g: no decision proposed anything but 20", swing)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hpa-recommender/hpa-recommender/clients/bench"
@@ -32,5 +33,15 @@ func TestRunWritesJSONAndProfile(t *testing.T) {
 	}
 	if fi, err := os.Stat(prof); err != nil || fi.Size() == 0 {
 		t.Errorf("--cpuprofile: %v, %v", fi, err)
+	}
+}
+
+// TestBadLoadSwing: a load swing outside [0, 1) is refused before any load, naming the flag.
+func TestBadLoadSwing(t *testing.T) {
+	for _, v := range []string{"-0.1", "1", "NaN"} {
+		err := run([]string{"--addr", "", "--baseline", "--concurrency", "1", "--duration", "10ms", "--load-swing", v})
+		if err == nil || !strings.Contains(err.Error(), "--load-swing") {
+			t.Errorf("--load-swing %s: error %v, want one naming --load-swing", v, err)
+		}
 	}
 }

@@ -36,6 +36,10 @@ run bolt-1k-sweep bolt 1000 --concurrency 1,8,64,256 --duration 5s --warmup 1s -
 run bolt-1k-open bolt 1000 --concurrency '' --rate 250,500,1000,1500,2000 --duration 5s --warmup 1s --repeat 3
 run bolt-10k bolt 10000 --concurrency 64 --rate 2000 --duration 5s --warmup 1s --repeat 3
 run bolt-100k bolt 100000 --concurrency 64 --rate 2000 --duration 5s --warmup 1s --repeat 3
+# The same with steady demand (no decision scales): rows that differ only in the store's size.
+for n in 1k:1000 10k:10000 100k:100000; do
+	run "bolt-${n%%:*}-steady" bolt "${n#*:}" --load-swing 0 --concurrency 64 --rate 2000 --duration 5s --warmup 1s --repeat 3
+done
 run mem-1k memory 1000 --concurrency 64 --rate 2000 --duration 5s --warmup 1s --repeat 3
 run mem-10k memory 10000 --concurrency 64 --duration 5s --warmup 1s --repeat 3
 run mem-100k memory 100000 --concurrency 64 --duration 5s --warmup 1s --repeat 1
