@@ -95,15 +95,21 @@ func startServer(t *testing.T) string {
 	return addr
 }
 
-// TestWorkloadScales: one target called through one load cycle scales up and down (so
-// ReportScale is exercised), and every scale it is told about becomes its replica count.
-func TestWorkloadScales(t *testing.T) {
+// dialServer starts a server (startServer) and returns a client of it.
+func dialServer(t *testing.T) pb.RecommenderServiceClient {
+	t.Helper()
 	conn, err := grpc.NewClient(startServer(t), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	cl := pb.NewRecommenderServiceClient(conn)
+	return pb.NewRecommenderServiceClient(conn)
+}
+
+// TestWorkloadScales: one target called through one load cycle scales up and down (so
+// ReportScale is exercised), and every scale it is told about becomes its replica count.
+func TestWorkloadScales(t *testing.T) {
+	cl := dialServer(t)
 	wl := bench.NewWorkload("c", "ns", 1)
 	ups, downs := 0, 0
 	for range 48 {
@@ -138,12 +144,7 @@ func TestWorkloadScales(t *testing.T) {
 // decision proposes the current count (rows with different target counts then differ only in
 // the store). With the default swing the same calls do propose other counts.
 func TestSteadyWorkloadNeverScales(t *testing.T) {
-	conn, err := grpc.NewClient(startServer(t), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	cl := pb.NewRecommenderServiceClient(conn)
+	cl := dialServer(t)
 	for _, swing := range []float64{0, bench.DefaultLoadSwing} {
 		wl := bench.NewWorkload("c", fmt.Sprintf("swing-%g", swing), 3)
 		wl.SetLoadSwing(swing)
