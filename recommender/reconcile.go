@@ -529,8 +529,8 @@ const (
 
 // Prune drops history no valid spec can still read: recommendations older than the longest
 // stabilization window (or opts' downscale window, when longer), recommendations that can
-// never decide a stabilization (see dominated), and events older than the longest policy
-// period. Decisions for any valid spec are the same with or without it.
+// never decide a stabilization (see dropDominated), and events older than the longest policy
+// period. Decisions for an unchanged spec are the same with or without it.
 func Prune(h History, now time.Time, opts Options) History {
 	recCutoff := now.Add(-max(MaxStabilizationWindow, opts.DownscaleStabilizationWindow))
 	var out History
