@@ -571,12 +571,12 @@ func dropDominated(recs []Recommendation) []Recommendation {
 		return recs
 	}
 	// Newest first; among equal times, later in the list first (ties are interchangeable:
-	// every window holds both or neither).
+	// every window holds both or neither). The index breaks every tie, so the order is total.
 	order := make([]int, len(recs))
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int {
+	slices.SortFunc(order, func(a, b int) int {
 		if c := recs[b].Time.Compare(recs[a].Time); c != 0 {
 			return c
 		}
