@@ -188,10 +188,9 @@ func TestCrashLoopEtcd(t *testing.T) {
 	seed := uint64(envInt(t, "CRASHTEST_SEED", int(time.Now().UnixNano()%1e9)))
 	t.Logf("seed %d (CRASHTEST_SEED=%d repeats this run), %d iterations", seed, seed, iterations)
 	rng := rand.New(rand.NewPCG(seed, 1))
+	reps, prefix := startReplicas(t, 3, fmt.Sprintf("/crash-%d", seed))
 	endpoint := sharedEtcd(t)
-	prefix := fmt.Sprintf("/crash-%d", seed)
 	args := []string{"--store", "etcd", "--etcd-endpoints", endpoint, "--etcd-prefix", prefix}
-	reps := startReplicas(t, 3, prefix)
 	st, err := etcdstore.New(t.Context(), etcdstore.Config{Endpoints: []string{endpoint}, Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)

@@ -79,18 +79,19 @@ type replica struct {
 	client pb.RecommenderServiceClient
 }
 
-// startReplicas starts n hpa-recommender processes on the shared etcd under one prefix.
-func startReplicas(t *testing.T, n int, prefix string) []*replica {
+// startReplicas starts n hpa-recommender processes on the shared etcd under one prefix: name
+// followed by a suffix of this run alone (the etcd outlives one test: go test -count=N runs it
+// again). It returns the replicas and that prefix.
+func startReplicas(t *testing.T, n int, name string) (reps []*replica, prefix string) {
 	t.Helper()
 	endpoint := sharedEtcd(t)
-	// The etcd outlives one test (go test -count=N runs it again): a prefix of this run alone.
-	prefix = fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano())
-	out := make([]*replica, n)
-	for i := range out {
+	prefix = fmt.Sprintf("%s-%d", name, time.Now().UnixNano())
+	reps = make([]*replica, n)
+	for i := range reps {
 		p := startBinary(t, "--store", "etcd", "--etcd-endpoints", endpoint, "--etcd-prefix", prefix)
-		out[i] = &replica{p: p, client: pb.NewRecommenderServiceClient(dial(t, p.addr))}
+		reps[i] = &replica{p: p, client: pb.NewRecommenderServiceClient(dial(t, p.addr))}
 	}
-	return out
+	return reps, prefix
 }
 
 // mrSpec builds an HPA spec with one External metric "queue" (AverageValue 10 per pod) and the
@@ -164,7 +165,7 @@ func TestReplicasShareHistoryThroughEtcd(t *testing.T) {
 		nTargets = 8
 		nSteps   = 18
 	)
-	replicas := startReplicas(t, 3, "/mr-share")
+	replicas, _ := startReplicas(t, 3, "/mr-share")
 	// Policy periods of 2s against ~300ms between steps: the limits bind, events expire and
 	// their slots are reused; a 1s scale-down window holds some scale-downs back.
 	const behavior = `{
@@ -410,7 +411,7 @@ func TestKillingOneReplicaLosesNothingAcknowledged(t *testing.T) {
 		killAt   = 4500 * time.Millisecond
 		window   = 5 * time.Second // the stabilization window and policy periods below
 	)
-	replicas := startReplicas(t, 3, "/mr-kill")
+	replicas, _ := startReplicas(t, 3, "/mr-kill")
 	spec := mrSpec(t, `{
 	  "scaleUp": {"stabilizationWindowSeconds": 0, "policies": [{"type": "Pods", "value": 4, "periodSeconds": 5}]},
 	  "scaleDown": {"stabilizationWindowSeconds": 5, "policies": [{"type": "Pods", "value": 3, "periodSeconds": 5}]}
