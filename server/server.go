@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -32,6 +33,7 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/hpa-recommender/hpa-recommender/internal/wirecodec"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
@@ -168,6 +170,27 @@ func (s *Server) logCall(ctx context.Context, req any, info *grpc.UnaryServerInf
 	return resp, err
 }
 
+// rejectUndecodable answers InvalidArgument to a request the codec could not decode
+// (wirecodec.DecodeError): grpc-go would have answered Internal, blaming the server for the
+// caller's bytes.
+func rejectUndecodable(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if err := wirecodec.DecodeError(req); err != nil {
+		name := "request"
+		if m, ok := req.(proto.Message); ok {
+			name = string(m.ProtoReflect().Descriptor().FullName())
+		}
+		desc := fmt.Sprintf("the body is not a valid %s in the protobuf wire format: %v", name, err)
+		st := status.New(codes.InvalidArgument, "invalid request: "+desc)
+		// The empty path is the whole request: no field of it could be read.
+		br := &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Description: desc}}}
+		if d, derr := st.WithDetails(br); derr == nil {
+			st = d
+		}
+		return nil, st.Err()
+	}
+	return handler(ctx, req)
+}
+
 // splitMethod splits "/package.Service/Method".
 func splitMethod(full string) (service, method string) {
 	full = strings.TrimPrefix(full, "/")
@@ -197,6 +220,9 @@ func (s *Server) serverOptions() ([]grpc.ServerOption, error) {
 	unary := []grpc.UnaryServerInterceptor{
 		metrics.UnaryServerInterceptor(),
 		selector.UnaryServerInterceptor(s.logCall, notProbe),
+		// Before anything that may return early (auth): every undecodable request's error is
+		// taken out of the codec's keeping, and it is counted and logged as InvalidArgument.
+		rejectUndecodable,
 	}
 	stream := []grpc.StreamServerInterceptor{metrics.StreamServerInterceptor()}
 	if s.authEnabled() {

@@ -12,15 +12,30 @@
 //
 // The codec is not registered globally: the server installs it with grpc.ForceServerCodecV2,
 // so clients and other servers in the same process keep grpc-go's default.
+//
+// A request of the recommender.v1 API that cannot be decoded is not failed here: grpc-go would
+// answer any codec error with Internal, which tells the caller the server is at fault. The
+// codec instead leaves the message empty and keeps the error for DecodeError, which the server
+// asks before anything else is done with the request and answers InvalidArgument.
 package wirecodec
 
 import (
+	"sync"
+
 	"google.golang.org/grpc/encoding"
 	encproto "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/proto"
 
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 )
+
+// apiPackage is the protobuf package whose requests get DecodeError instead of a codec error.
+const apiPackage = "recommender.v1"
+
+// undecodable holds, per message the codec could not decode, the decoding error, until
+// DecodeError takes it.
+var undecodable sync.Map // proto.Message -> error
 
 // defaultCodec is grpc-go's proto codec (registered by encoding/proto's init, which runs
 // before this package's), captured before anything could shadow it.
@@ -36,8 +51,35 @@ func (Codec) Name() string { return encproto.Name }
 func (Codec) Marshal(v any) (mem.BufferSlice, error) { return defaultCodec.Marshal(v) }
 
 // Unmarshal decodes a *pb.RecommendRequest with the fast decoder and anything else with the
-// default codec.
+// default codec. When a message of the recommender.v1 API does not decode, it resets the
+// message, keeps the error for DecodeError and returns nil; other messages' errors are
+// returned as the default codec's.
 func (Codec) Unmarshal(data mem.BufferSlice, v any) error {
+	err := unmarshal(data, v)
+	if err == nil {
+		return nil
+	}
+	m, ok := v.(proto.Message)
+	if !ok || m.ProtoReflect().Descriptor().ParentFile().Package() != apiPackage {
+		return err
+	}
+	proto.Reset(m) // a handler that never asks DecodeError sees an empty request, never a partial one
+	undecodable.Store(m, err)
+	return nil
+}
+
+// DecodeError returns the error the codec met decoding m, and forgets it; nil when m was
+// decoded (or did not come from the codec). The server calls it once for every request of the
+// recommender.v1 API, before anything else reads the request: each failed decode holds an
+// entry until then.
+func DecodeError(m any) error {
+	if err, ok := undecodable.LoadAndDelete(m); ok {
+		return err.(error)
+	}
+	return nil
+}
+
+func unmarshal(data mem.BufferSlice, v any) error {
 	req, ok := v.(*pb.RecommendRequest)
 	if !ok || req == nil {
 		return defaultCodec.Unmarshal(data, v)

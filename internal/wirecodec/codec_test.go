@@ -72,3 +72,45 @@ func TestOtherTypesAreTheDefaultCodecs(t *testing.T) {
 		}
 	}
 }
+
+// TestUndecodableAPIRequestsAreDeferred: a recommender.v1 request that does not decode is
+// reset and its error (the default codec's) kept for DecodeError, which forgets it once taken;
+// a decoded one has no error; a message of another API still fails in the codec.
+func TestUndecodableAPIRequestsAreDeferred(t *testing.T) {
+	garbage := []byte{0xff, 0xff, 0xff, 0x01}
+	for _, m := range []proto.Message{new(pb.RecommendRequest), new(pb.ReportScaleRequest), new(pb.GetTargetRequest)} {
+		want := defaultCodec.Unmarshal(bufferOf(garbage), m.ProtoReflect().New().Interface())
+		if want == nil {
+			t.Fatalf("%T: the default codec decoded garbage", m)
+		}
+		if err := (Codec{}).Unmarshal(bufferOf(garbage), m); err != nil {
+			t.Fatalf("%T: Unmarshal returned %v, want nil and the error kept", m, err)
+		}
+		if !proto.Equal(m, m.ProtoReflect().New().Interface()) {
+			t.Errorf("%T: left %v, want an empty message", m, m)
+		}
+		if got := DecodeError(m); got == nil || got.Error() != want.Error() {
+			t.Errorf("%T: DecodeError %v, want %v", m, got, want)
+		}
+		if got := DecodeError(m); got != nil {
+			t.Errorf("%T: DecodeError a second time: %v, want nil (taken)", m, got)
+		}
+	}
+	valid, err := proto.Marshal(&pb.RecommendRequest{CurrentReplicas: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := new(pb.RecommendRequest)
+	if err := (Codec{}).Unmarshal(bufferOf(valid), ok); err != nil || ok.GetCurrentReplicas() != 3 {
+		t.Fatalf("valid request: %v, %v", err, ok)
+	}
+	if err := DecodeError(ok); err != nil {
+		t.Errorf("valid request: DecodeError %v", err)
+	}
+	if err := (Codec{}).Unmarshal(bufferOf(garbage), new(healthpb.HealthCheckRequest)); err == nil {
+		t.Error("a health request that does not decode: no error from the codec")
+	}
+	if n := Undecodable(); n != 0 {
+		t.Errorf("%d errors still held", n)
+	}
+}

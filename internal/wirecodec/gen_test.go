@@ -24,8 +24,9 @@ import (
 
 var deterministic = proto.MarshalOptions{Deterministic: true}
 
-// check decodes b with the codec and with proto.Unmarshal and fails t unless both fail with
-// the same error or both succeed with equal messages whose deterministic encodings (unknown
+// check decodes b with the codec (taking its DecodeError, as the server does) and with
+// proto.Unmarshal and fails t unless both fail with the same error (the codec leaving the
+// request empty) or both succeed with equal messages whose deterministic encodings (unknown
 // fields included) are equal. It reports whether the fast path decoded b by itself.
 func check(t testing.TB, b []byte) (fast bool) {
 	t.Helper()
@@ -39,7 +40,10 @@ func check(t testing.TB, b []byte) (fast bool) {
 	half := len(in) / 2
 	data := mem.BufferSlice{mem.SliceBuffer(in[:half]), mem.SliceBuffer(in[half:])}
 	got := &pb.RecommendRequest{CurrentReplicas: 7, Pods: []*pb.PodState{{Name: "stale"}}}
-	gerr := Codec{}.Unmarshal(data, got)
+	if err := (Codec{}).Unmarshal(data, got); err != nil {
+		t.Fatalf("codec returned %v: a request's decoding error is for DecodeError\ninput %x", err, b)
+	}
+	gerr := DecodeError(got) // as the server asks
 	clear(in)
 
 	switch {
@@ -48,6 +52,9 @@ func check(t testing.TB, b []byte) (fast bool) {
 	case werr != nil:
 		if werr.Error() != gerr.Error() {
 			t.Fatalf("proto.Unmarshal: %v; codec: %v\ninput %x", werr, gerr, b)
+		}
+		if !proto.Equal(got, new(pb.RecommendRequest)) {
+			t.Fatalf("a request that did not decode was left %v, want empty\ninput %x", got, b)
 		}
 		return false
 	}

@@ -1,26 +1,33 @@
 package wirecodec_test
 
 import (
+	"context"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/emptypb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/hpa-recommender/hpa-recommender/internal/servertest"
+	"github.com/hpa-recommender/hpa-recommender/internal/wirecodec"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/server"
 	"github.com/hpa-recommender/hpa-recommender/store/memstore"
@@ -171,10 +178,68 @@ func TestServerAnswersRecommendAsBefore(t *testing.T) {
 		t.Fatalf("%q occurs %d times in the request", name, strings.Count(string(valid), name))
 	}
 	invalid := []byte(strings.Replace(string(valid), name, "web-\xff", 1))
-	call("invalid UTF-8 in a pod name", invalid)
-	call("truncated", valid[:len(valid)-1])
-	err = conn.Invoke(ctx, method, invalid, new(pb.RecommendResponse), grpc.ForceCodecV2(rawCodec{}))
-	if st := status.Convert(err); st.Code() != codes.Internal || !strings.Contains(st.Message(), "invalid UTF-8") {
-		t.Errorf("invalid UTF-8: got %v, want Internal naming invalid UTF-8", err)
+	// Requests that do not decode: behind the default codec grpc-go answers Internal; the
+	// server answers InvalidArgument with the same protobuf error.
+	undecodable := func(what string, b []byte, mention string) {
+		t.Helper()
+		werr := before.Invoke(ctx, method, b, new(pb.RecommendResponse), grpc.ForceCodecV2(rawCodec{}))
+		gerr := conn.Invoke(ctx, method, b, new(pb.RecommendResponse), grpc.ForceCodecV2(rawCodec{}))
+		want, got := status.Convert(werr), status.Convert(gerr)
+		protoErr, found := strings.CutPrefix(want.Message(), "grpc: failed to unmarshal the received message: ")
+		if want.Code() != codes.Internal || !found {
+			t.Fatalf("%s: the default codec answered %v; the test expects grpc-go's Internal", what, werr)
+		}
+		if got.Code() != codes.InvalidArgument || !strings.HasSuffix(got.Message(), protoErr) || !strings.Contains(got.Message(), mention) {
+			t.Errorf("%s: got %v, want InvalidArgument ending in %q and naming %q", what, gerr, protoErr, mention)
+		}
+		if br := badRequest(got); len(br) != 1 || br[0].GetField() != "" || !strings.HasSuffix(br[0].GetDescription(), protoErr) {
+			t.Errorf("%s: BadRequest %v, want one violation of the whole request (empty path)", what, br)
+		}
+	}
+	undecodable("invalid UTF-8 in a pod name", invalid, "invalid UTF-8")
+	undecodable("truncated", valid[:len(valid)-1], "recommender.v1.RecommendRequest")
+	undecodable("garbage", []byte{0xff, 0xff, 0xff, 0x01}, "recommender.v1.RecommendRequest")
+	if n := wirecodec.Undecodable(); n != 0 {
+		t.Errorf("the codec still holds %d decoding errors", n)
+	}
+}
+
+func badRequest(st *status.Status) []*errdetails.BadRequest_FieldViolation {
+	for _, d := range st.Details() {
+		if br, ok := d.(*errdetails.BadRequest); ok {
+			return br.GetFieldViolations()
+		}
+	}
+	return nil
+}
+
+// TestUndecodableRequestsBeforeAuth: with tokens configured, an undecodable request of any
+// method is answered InvalidArgument whether or not the caller authenticated (the check comes
+// before authentication, so no decoding error is left held by a rejected call), and a valid
+// request without a token is still Unauthenticated.
+func TestUndecodableRequestsBeforeAuth(t *testing.T) {
+	cfg := server.DefaultConfig()
+	cfg.TokensFile = filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(cfg.TokensFile, []byte("secret,c1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr, _ := servertest.Start(t, cfg, server.Deps{})
+	conn := dial(t, addr)
+	garbage := []byte{0xff, 0xff, 0xff, 0x01}
+	authed := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer secret")
+	for _, ctx := range []context.Context{t.Context(), authed} {
+		for _, method := range []string{"Recommend", "ReportScale", "GetTarget", "ListTargets", "DeleteTarget", "Simulate"} {
+			err := conn.Invoke(ctx, "/recommender.v1.RecommenderService/"+method, garbage, new(emptypb.Empty), grpc.ForceCodecV2(rawCodec{}))
+			if st := status.Convert(err); st.Code() != codes.InvalidArgument || !strings.Contains(st.Message(), "recommender.v1."+method+"Request") {
+				t.Errorf("%s: %v, want InvalidArgument naming recommender.v1.%sRequest", method, err, method)
+			}
+		}
+	}
+	_, err := pb.NewRecommenderServiceClient(conn).GetTarget(t.Context(), &pb.GetTargetRequest{Target: &pb.TargetRef{Cluster: "c1", Namespace: "n", Name: "x"}})
+	if status.Code(err) != codes.Unauthenticated {
+		t.Errorf("a valid request without a token: %v, want Unauthenticated", err)
+	}
+	if n := wirecodec.Undecodable(); n != 0 {
+		t.Errorf("the codec still holds %d decoding errors", n)
 	}
 }
