@@ -42,6 +42,10 @@ type Config struct {
 	// EtcdEndpoints and EtcdPrefix configure the etcd backend.
 	EtcdEndpoints []string
 	EtcdPrefix    string
+	// EtcdCA verifies etcd's serving certificate (default: the system roots); EtcdCert and
+	// EtcdKey are the client certificate etcd may require (reloaded when the files change).
+	// Any of them, or an https:// endpoint, makes the etcd connection TLS.
+	EtcdCA, EtcdCert, EtcdKey string
 	// TLSCert and TLSKey enable TLS; ClientCA additionally requires client certificates (mTLS;
 	// with TokensFile too, a bearer token may replace the certificate).
 	TLSCert, TLSKey, ClientCA string
@@ -113,6 +117,9 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.BoltCachedTargets, "bolt-cached-targets", c.BoltCachedTargets, "decoded target records the bbolt store keeps in memory to speed up updates (0: the default, negative: none)")
 	fs.Var(listFlag{&c.EtcdEndpoints}, "etcd-endpoints", "comma-separated etcd endpoints")
 	fs.StringVar(&c.EtcdPrefix, "etcd-prefix", c.EtcdPrefix, "key prefix in etcd")
+	fs.StringVar(&c.EtcdCA, "etcd-ca", c.EtcdCA, "CA bundle that verifies etcd's certificate (PEM; enables TLS to etcd; default roots: the system's)")
+	fs.StringVar(&c.EtcdCert, "etcd-cert", c.EtcdCert, "client certificate for etcd (PEM; enables TLS to etcd)")
+	fs.StringVar(&c.EtcdKey, "etcd-key", c.EtcdKey, "client private key for etcd (PEM)")
 	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "TLS certificate file (PEM)")
 	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "TLS private key file (PEM)")
 	fs.StringVar(&c.ClientCA, "client-ca", c.ClientCA, "CA bundle for client certificates (enables mTLS)")
@@ -158,6 +165,19 @@ func (c *Config) Validate() error {
 		}
 	default:
 		errs = append(errs, fmt.Errorf("--store must be bolt, memory or etcd, not %q", c.Store))
+	}
+	if c.EtcdCA != "" || c.EtcdCert != "" || c.EtcdKey != "" {
+		if c.Store != StoreEtcd {
+			errs = append(errs, errors.New("--etcd-ca, --etcd-cert and --etcd-key need --store=etcd"))
+		}
+		for _, e := range c.EtcdEndpoints {
+			if strings.HasPrefix(e, "http://") {
+				errs = append(errs, fmt.Errorf("--etcd-endpoints: %s is plaintext, but --etcd-ca, --etcd-cert or --etcd-key ask for TLS: use https://", e))
+			}
+		}
+	}
+	if (c.EtcdCert == "") != (c.EtcdKey == "") {
+		errs = append(errs, errors.New("--etcd-cert and --etcd-key go together"))
 	}
 	if c.Pprof && c.MetricsListen == "" {
 		errs = append(errs, errors.New("--pprof needs --metrics-listen"))

@@ -370,6 +370,10 @@ func TestBadFlagsExitWithAClearError(t *testing.T) {
 		{"bad env syntax", nil, []string{"HPA_RECOMMENDER_TARGET_TTL=soon"}, "HPA_RECOMMENDER_TARGET_TTL"},
 		{"half TLS", []string{"--tls-cert", "x.pem"}, nil, "--tls-cert and --tls-key go together"},
 		{"pprof without metrics", []string{"--pprof", "--metrics-listen", ""}, nil, "--pprof needs --metrics-listen"},
+		{"half etcd TLS", []string{"--store", "etcd", "--etcd-endpoints", "https://127.0.0.1:2379", "--etcd-key", "k.pem"}, nil, "--etcd-cert and --etcd-key go together"},
+		{"etcd TLS without etcd", []string{"--etcd-ca", "ca.pem"}, nil, "--etcd-ca, --etcd-cert and --etcd-key need --store=etcd"},
+		{"etcd TLS to a plaintext endpoint", []string{"--store", "etcd", "--etcd-endpoints", "http://127.0.0.1:2379", "--etcd-ca", "ca.pem"}, nil, "http://127.0.0.1:2379 is plaintext"},
+		{"missing etcd CA file", []string{"--store", "etcd", "--etcd-endpoints", "https://127.0.0.1:2379", "--etcd-ca", "/nonexistent/ca.pem"}, nil, "--etcd-ca: open /nonexistent/ca.pem"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -59,7 +59,11 @@ func run(args []string) error {
 		st = memstore.New()
 		log.Warn("using the in-memory store: history is lost when the process stops")
 	case server.StoreEtcd:
-		e, err := etcdstore.New(context.Background(), etcdstore.Config{Endpoints: cfg.EtcdEndpoints, Prefix: cfg.EtcdPrefix})
+		tc, err := cfg.EtcdTLS(log)
+		if err != nil {
+			return err
+		}
+		e, err := etcdstore.New(context.Background(), etcdstore.Config{Endpoints: cfg.EtcdEndpoints, Prefix: cfg.EtcdPrefix, TLS: tc})
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math/rand/v2"
+	"net"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -145,9 +147,45 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		if !errors.Is(err, ErrUnsupportedSchema) {
 			err = s.translate(ctx, openCtx, err)
 		}
+		if errors.Is(err, store.ErrUnavailable) && cfg.TLS != nil {
+			// The etcd client retries a failed handshake until the deadline and reports only
+			// the timeout; a handshake of our own says why (unknown CA, certificate required).
+			if herr := probeTLS(cfg.Endpoints[0], cfg.TLS); herr != nil {
+				err = fmt.Errorf("%w; TLS with %s: %w", err, cfg.Endpoints[0], herr)
+			}
+		}
 		return nil, fmt.Errorf("open etcd store %v prefix %q: %w", cfg.Endpoints, cfg.Prefix, err)
 	}
 	return s, nil
+}
+
+// probeTLS makes one TLS handshake with endpoint and returns its error, or nil. After the
+// handshake it waits briefly for an alert: with TLS 1.3 a server that refuses the client's
+// certificate (or its absence) says so only then.
+func probeTLS(endpoint string, tc *tls.Config) error {
+	host := endpoint
+	if u, err := url.Parse(endpoint); err == nil && u.Host != "" {
+		host = u.Host
+	}
+	cfg := tc.Clone()
+	if cfg.ServerName == "" {
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			cfg.ServerName = h
+		}
+	}
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 2 * time.Second}, "tcp", host, cfg)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	_ = conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	if _, err := conn.Read(make([]byte, 1)); err != nil {
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			return nil // no alert: the handshake was accepted
+		}
+		return err
+	}
+	return nil
 }
 
 // Prefix returns the normalized key prefix the store lives under.

@@ -347,3 +347,19 @@ func BenchmarkMarshal(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkUnmarshal decodes benchTarget's record: what a store pays to read a record it has
+// not cached (boltstore at a cache miss, etcdstore on every update, Get and List always).
+func BenchmarkUnmarshal(b *testing.B) {
+	enc, err := Marshal(benchTarget(), 42)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(enc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := Unmarshal(enc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
