@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -377,17 +378,66 @@ func (s *Server) watchTokens(ctx context.Context) {
 	}
 }
 
-// certReloader serves the TLS key pair, loading it again when either file's modification
-// time or size changes (checked at most every certCheckInterval, during a handshake). A pair
-// that fails to load leaves the previous one in force.
-type certReloader struct {
-	certFile, keyFile string
-	log               *slog.Logger
+// reloader holds what load makes of some files, and makes it again when a file's modification
+// time or size changes: checked at most every certCheckInterval, when the value is asked for
+// (during a TLS handshake). A load that fails is logged and leaves the previous value in force.
+type reloader[T any] struct {
+	what  string // for the log: "TLS key pair", "client CA"
+	files []string
+	load  func() (T, error)
+	log   *slog.Logger
 
 	mu      sync.Mutex
-	cert    *tls.Certificate
-	stamp   [2]fileStamp
+	val     T
+	stamps  []fileStamp
 	checked time.Time
+}
+
+// newReloader loads once; that first load must succeed.
+func newReloader[T any](what string, log *slog.Logger, load func() (T, error), files ...string) (*reloader[T], error) {
+	r := &reloader[T]{what: what, files: files, load: load, log: log}
+	if err := r.reload(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// reload loads again if a file changed (any file when nothing is loaded yet).
+func (r *reloader[T]) reload() error {
+	stamps := make([]fileStamp, len(r.files))
+	for i, f := range r.files {
+		st, err := stampOf(f)
+		if err != nil {
+			return fmt.Errorf("load %s: %w", r.what, err)
+		}
+		stamps[i] = st
+	}
+	if r.stamps != nil && slices.Equal(stamps, r.stamps) {
+		return nil
+	}
+	v, err := r.load()
+	if err != nil {
+		return fmt.Errorf("load %s: %w", r.what, err)
+	}
+	reloaded := r.stamps != nil
+	r.val, r.stamps = v, stamps
+	if reloaded {
+		r.log.Info(r.what+" reloaded", "files", r.files)
+	}
+	return nil
+}
+
+// get returns the current value, reloading first when the files are due for a check.
+func (r *reloader[T]) get() T {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if now := time.Now(); now.Sub(r.checked) >= certCheckInterval {
+		r.checked = now
+		if err := r.reload(); err != nil {
+			r.log.Error(r.what+" not reloaded; the previous one stays in force", "error", err)
+		}
+	}
+	return r.val
 }
 
 type fileStamp struct {
@@ -403,47 +453,36 @@ func stampOf(p string) (fileStamp, error) {
 	return fileStamp{fi.ModTime(), fi.Size()}, nil
 }
 
+// certReloader serves a TLS key pair that is reloaded when its files change.
+type certReloader struct{ r *reloader[*tls.Certificate] }
+
 func newCertReloader(certFile, keyFile string, log *slog.Logger) (*certReloader, error) {
-	r := &certReloader{certFile: certFile, keyFile: keyFile, log: log}
-	if err := r.load(); err != nil {
+	r, err := newReloader("TLS key pair", log, func() (*tls.Certificate, error) {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		return &cert, err
+	}, certFile, keyFile)
+	if err != nil {
 		return nil, err
 	}
-	return r, nil
-}
-
-func (r *certReloader) load() error {
-	cs, err := stampOf(r.certFile)
-	if err != nil {
-		return fmt.Errorf("load TLS key pair: %w", err)
-	}
-	ks, err := stampOf(r.keyFile)
-	if err != nil {
-		return fmt.Errorf("load TLS key pair: %w", err)
-	}
-	if r.cert != nil && cs == r.stamp[0] && ks == r.stamp[1] {
-		return nil
-	}
-	cert, err := tls.LoadX509KeyPair(r.certFile, r.keyFile)
-	if err != nil {
-		return fmt.Errorf("load TLS key pair: %w", err)
-	}
-	reloaded := r.cert != nil
-	r.cert, r.stamp = &cert, [2]fileStamp{cs, ks}
-	if reloaded {
-		r.log.Info("TLS key pair reloaded", "cert", r.certFile)
-	}
-	return nil
+	return &certReloader{r}, nil
 }
 
 // GetCertificate is the tls.Config hook.
-func (r *certReloader) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if now := time.Now(); now.Sub(r.checked) >= certCheckInterval {
-		r.checked = now
-		if err := r.load(); err != nil {
-			r.log.Error("TLS key pair not reloaded; the previous one stays in force", "error", err)
+func (c *certReloader) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	return c.r.get(), nil
+}
+
+// newCAReloader holds the CA bundle in file as a pool, reloaded when the file changes.
+func newCAReloader(file string, log *slog.Logger) (*reloader[*x509.CertPool], error) {
+	return newReloader("client CA", log, func() (*x509.CertPool, error) {
+		pem, err := os.ReadFile(file)
+		if err != nil {
+			return nil, err
 		}
-	}
-	return r.cert, nil
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%s holds no PEM certificate", file)
+		}
+		return pool, nil
+	}, file)
 }

@@ -835,3 +835,50 @@ func TestCallLogging(t *testing.T) {
 		})
 	}
 }
+
+// TestClientCAReloadsWhenItChanges: with mTLS, replacing the --client-ca file takes effect
+// without a restart: a client of the new CA gets in, one of the old CA no longer does.
+func TestClientCAReloadsWhenItChanges(t *testing.T) {
+	p := newPKI(t)
+	caFile := filepath.Join(t.TempDir(), "client-ca.pem")
+	copyFile(t, p.ca.file, caFile)
+	addr, _ := startAuthServer(t, func(c *server.Config) { c.TLSCert, c.TLSKey, c.ClientCA = p.certFile, p.keyFile, caFile })
+	list := func(cert tls.Certificate) error {
+		_, err := tlsClient(t, addr, p.ca, &cert).ListTargets(t.Context(), &pb.ListTargetsRequest{})
+		return err
+	}
+	if err := list(p.c1); err != nil {
+		t.Fatalf("client of the first CA: %v", err)
+	}
+	next := newCA(t, "hpa-ca-2")
+	c1Next := next.issue(t, clientCertTemplate("c1", "spiffe://hpa/cluster/c1"), "", "")
+	if err := list(c1Next); err == nil {
+		t.Fatal("a client of the second CA got in before the CA file changed")
+	}
+	copyFile(t, next.file, caFile)
+	mt := time.Now().Add(time.Minute)
+	if err := os.Chtimes(caFile, mt, mt); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for err := list(c1Next); err != nil; err = list(c1Next) {
+		if time.Now().After(deadline) {
+			t.Fatalf("client of the second CA still refused after the CA file changed: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := list(p.c1); err == nil {
+		t.Error("a client of the replaced CA still gets in")
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -3,14 +3,12 @@ package server
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -257,19 +255,22 @@ func (s *Server) transportCredentials() (credentials.TransportCredentials, error
 	}
 	tc := &tls.Config{GetCertificate: certs.GetCertificate, MinVersion: tls.VersionTLS12}
 	if s.cfg.ClientCA != "" {
-		pem, err := os.ReadFile(s.cfg.ClientCA)
+		cas, err := newCAReloader(s.cfg.ClientCA, s.log)
 		if err != nil {
-			return nil, fmt.Errorf("read client CA: %w", err)
+			return nil, err
 		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("client CA %s holds no PEM certificate", s.cfg.ClientCA)
-		}
-		tc.ClientCAs = pool
 		tc.ClientAuth = tls.RequireAndVerifyClientCert
 		if s.tokens != nil {
 			// A bearer token alone suffices too; a certificate that is sent must verify.
 			tc.ClientAuth = tls.VerifyClientCertIfGiven
+		}
+		// Each handshake verifies against the CA bundle as the file now stands, so a rotated
+		// CA takes effect without a restart.
+		base := tc.Clone()
+		tc.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			c := base.Clone()
+			c.ClientCAs = cas.get()
+			return c, nil
 		}
 	}
 	return credentials.NewTLS(tc), nil
