@@ -11,6 +11,7 @@ package scaler
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -56,6 +57,7 @@ func TestE2E(t *testing.T) {
 	t.Run("ConflictingManualScale", e.manualScale)
 	t.Run("ShadowModeChangesNothing", e.shadow)
 	t.Run("CustomResourceScale", e.customResource)
+	t.Run("AmbiguousSelector", e.ambiguousSelector)
 }
 
 // hpaYAML is a CPU HPA (50% of a 100m request, so 50m per pod) on Deployment web in ns.
@@ -374,6 +376,57 @@ func (e *e2eEnv) metricFails(t *testing.T) {
 	}
 	if r := f.replicas(); r != 4 {
 		t.Errorf("replicas = %d after the metric recovered, want 4", r)
+	}
+}
+
+// AmbiguousSelector: a second Deployment, web-canary, selects web's pods (app=web) and has an
+// autoscaler of its own. Once the scaler has read both selectors, web is not scaled on metrics
+// and the AmbiguousSelector event appears on it; when the canary's autoscaler is removed, web
+// scales as before.
+func (e *e2eEnv) ambiguousSelector(t *testing.T) {
+	f := e.newFixture(t, "ambiguous", 2, hpaYAML("ambiguous", "", `    scaleDown: {stabilizationWindowSeconds: 5}`), nil)
+	canary := deployment(0) // no pods of its own: its selector is web's
+	canary.Name = "web-canary"
+	if _, err := e.cp.Client.AppsV1().Deployments(f.ns).Create(f.ctx, canary, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	canaryHPA := strings.NewReplacer("name: web\n", "name: canary\n", "name: web}", "name: web-canary}").Replace(hpaYAML(f.ns, "", `    scaleDown: {stabilizationWindowSeconds: 5}`))
+	writeFile(t, f.dir, "canary.yaml", canaryHPA)
+	reload := func() {
+		t.Helper()
+		as, err := LoadManifests(f.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.s.SetAutoscalers(as)
+	}
+	reload()
+	f.setDemand(200) // wants 4
+	f.kubelet(f.kube)
+	if err := f.s.SyncOne(f.ctx, f.ns+"/canary"); err != nil {
+		t.Fatalf("sync canary: %v", err)
+	}
+	if err := f.step(); err != nil {
+		t.Fatal(err)
+	}
+	if obs := f.rec.last().GetMetrics()[0]; !strings.Contains(obs.GetError(), "also selected by autoscaler(s) ambiguous/canary") {
+		t.Errorf("observation = %v, want the ambiguity naming ambiguous/canary", obs)
+	}
+	if r := f.replicas(); r != 2 {
+		t.Errorf("replicas = %d while two autoscalers select the pods, want 2", r)
+	}
+	if ev := f.events(ReasonAmbiguousSelector); !contains(ev, ReasonAmbiguousSelector) {
+		t.Errorf("events = %v, want %s", ev, ReasonAmbiguousSelector)
+	}
+	if err := os.Remove(filepath.Join(f.dir, "canary.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	reload()
+	if err := f.step(); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.replicas(); r != 4 {
+		t.Errorf("replicas = %d once the canary's autoscaler is gone, want 4", r)
 	}
 }
 

@@ -21,6 +21,7 @@ const (
 	ReasonFailedComputeMetricsReplicas = "FailedComputeMetricsReplicas"
 	ReasonSelectorRequired             = "SelectorRequired"
 	ReasonInvalidSelector              = "InvalidSelector"
+	ReasonAmbiguousSelector            = "AmbiguousSelector"
 
 	// ReasonRecommenderUnavailable: the service did not answer; nothing is scaled (fail
 	// static) or the scaler decides locally (the message says which).

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -60,8 +62,12 @@ type Scaler struct {
 	mu          sync.Mutex
 	autoscalers map[string]*Autoscaler
 	targets     map[string]*targetState
-	loaded      bool
-	fallbacks   int
+	// selectors are the pod selectors of the autoscalers as their last sync read them, by
+	// key; an autoscaler whose pods another one's selector also matches does not scale on
+	// metrics (upstream's AmbiguousSelector).
+	selectors map[string]labels.Selector
+	loaded    bool
+	fallbacks int
 
 	isLeader atomic.Bool
 	lastTick atomic.Int64 // unix nanoseconds of the sync loop's last pass
@@ -104,6 +110,7 @@ func New(cfg Config, deps Deps) (*Scaler, error) {
 		local:       local.New(),
 		autoscalers: map[string]*Autoscaler{},
 		targets:     map[string]*targetState{},
+		selectors:   map[string]labels.Selector{},
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -150,6 +157,7 @@ func (s *Scaler) SetAutoscalers(as []*Autoscaler) {
 				s.tel.fallbackTargets.Set(float64(s.fallbacks))
 			}
 			delete(s.targets, key)
+			delete(s.selectors, key)
 			s.tel.forget(old.Namespace, old.Name)
 		}
 	}
@@ -321,6 +329,26 @@ func (s *Scaler) syncOne(ctx context.Context, a *Autoscaler) (err error) {
 	return s.act(ctx, log, a, ts, g, resp, mode, mirror)
 }
 
+// alsoSelecting records selector as a's and returns the keys, sorted, of the other loaded
+// autoscalers in a's namespace whose last-read selector matches one of pods.
+func (s *Scaler) alsoSelecting(a *Autoscaler, selector labels.Selector, pods []*corev1.Pod) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.selectors[a.Key()] = selector
+	var others []string
+	for key, sel := range s.selectors {
+		o, ok := s.autoscalers[key]
+		if !ok || key == a.Key() || o.Namespace != a.Namespace {
+			continue
+		}
+		if slices.ContainsFunc(pods, func(p *corev1.Pod) bool { return sel.Matches(labels.Set(p.Labels)) }) {
+			others = append(others, key)
+		}
+	}
+	slices.Sort(others)
+	return others
+}
+
 // gather reads the scale, the pods and every metric, and builds the request.
 func (s *Scaler) gather(ctx context.Context, a *Autoscaler, shadow bool) (*gathered, error) {
 	sc, gr, err := s.kube.getScale(ctx, a.Namespace, a.HPA.Spec.ScaleTargetRef)
@@ -360,9 +388,19 @@ func (s *Scaler) gather(ctx context.Context, a *Autoscaler, shadow bool) (*gathe
 		if err != nil {
 			return nil, fmt.Errorf("list pods: %w", err)
 		}
-		for _, p := range pods {
-			req.Pods = append(req.Pods, podState(p))
+		if others := s.alsoSelecting(a, selector, pods); len(others) > 0 {
+			selErr = fmt.Sprintf("pods selected by %q are also selected by autoscaler(s) %s: no autoscaler scales them on metrics until only one selects them",
+				sc.Status.Selector, strings.Join(others, ", "))
+			s.event(a, sc, corev1.EventTypeWarning, ReasonAmbiguousSelector, "%s", selErr)
+		} else {
+			for _, p := range pods {
+				req.Pods = append(req.Pods, podState(p))
+			}
 		}
+	} else {
+		s.mu.Lock()
+		delete(s.selectors, a.Key())
+		s.mu.Unlock()
 	}
 	for i := range metrics {
 		var obs *pb.MetricObservation

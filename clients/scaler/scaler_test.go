@@ -502,6 +502,46 @@ func TestRemovedAutoscalerLeavesFallback(t *testing.T) {
 	}
 }
 
+// TestAmbiguousSelector: two autoscalers whose targets select the same pods. The first to sync
+// knows of no other and scales; the second then finds its pods selected by the first and gets
+// AmbiguousSelector (every metric an error, no pods, no metric-based scale), and so does the
+// first on its next sync. Once one of them is removed the other scales again.
+func TestAmbiguousSelector(t *testing.T) {
+	web2 := strings.NewReplacer("name: web-hpa", "name: web2-hpa", "name: web}", "name: web2}").Replace(webHPA)
+	w := newWorld(t, nil, webHPA, web2)
+	w.c.addDeployment("shop", "web2", 2, "app=web") // the same pods as web
+	sync := func(key string) {
+		t.Helper()
+		if err := w.s.syncOne(t.Context(), w.s.mustAutoscaler(t, key)); err != nil {
+			t.Fatalf("sync %s: %v", key, err)
+		}
+	}
+	sync("shop/web-hpa")
+	if got, want := w.c.writes, []int32{4}; !equal(got, want) {
+		t.Fatalf("writes = %v, want %v (web alone is known: it scales)", got, want)
+	}
+	for _, key := range []string{"shop/web2-hpa", "shop/web-hpa"} {
+		sync(key)
+		req := w.rec.last()
+		other := map[string]string{"shop/web-hpa": "shop/web2-hpa", "shop/web2-hpa": "shop/web-hpa"}[key]
+		if len(req.GetPods()) != 0 || !strings.Contains(req.GetMetrics()[0].GetError(), "also selected by autoscaler(s) "+other) {
+			t.Errorf("%s: request pods=%d metrics=%v; want no pods and the ambiguity naming %s", key, len(req.GetPods()), req.GetMetrics(), other)
+		}
+	}
+	if got, want := w.c.writes, []int32{4}; !equal(got, want) {
+		t.Errorf("writes = %v, want %v (no scale while two autoscalers select the pods)", got, want)
+	}
+	if ev := w.c.events(); !hasEvent(ev, ReasonAmbiguousSelector) {
+		t.Errorf("events = %q, want %s", ev, ReasonAmbiguousSelector)
+	}
+
+	w.s.SetAutoscalers([]*Autoscaler{w.s.mustAutoscaler(t, "shop/web2-hpa")})
+	sync("shop/web2-hpa")
+	if req := w.rec.last(); len(req.GetPods()) == 0 || req.GetMetrics()[0].GetError() != "" {
+		t.Errorf("after web-hpa was removed: request pods=%d metrics=%v; want the pods and the CPU samples", len(req.GetPods()), req.GetMetrics())
+	}
+}
+
 // TestMissingSelector: without a selector every metric fails (upstream: SelectorRequired),
 // yet a count above maxReplicas is still corrected, as upstream does before metrics.
 func TestMissingSelector(t *testing.T) {
