@@ -157,8 +157,11 @@ type Pod struct {
 	Ready               bool
 	ReadyTransitionTime time.Time
 	// StartTime is the zero time when the pod has no start time.
-	StartTime      time.Time
+	StartTime time.Time
+	// Deleting is true when the pod has a deletion timestamp; DeletionTime is that timestamp,
+	// kept only to report the inputs back (the algorithm reads Deleting alone).
 	Deleting       bool
+	DeletionTime   time.Time
 	Containers     []Container
 	InitContainers []Container
 	// Requests are pod-level requests (empty when unset).

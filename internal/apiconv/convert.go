@@ -370,7 +370,7 @@ func (c *converter) pods(name string, pods []*pb.PodState) []recommender.Pod {
 		d.StartTime = c.time("startTime", p.GetStartTime())
 		if dt := p.GetDeletionTimestamp(); dt != nil {
 			d.Deleting = true
-			c.time("deletionTimestamp", dt)
+			d.DeletionTime = c.time("deletionTimestamp", dt)
 		}
 		if cs := p.GetContainers(); len(cs) > 0 {
 			d.Containers = make([]recommender.Container, len(cs))

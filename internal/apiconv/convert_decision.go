@@ -174,8 +174,8 @@ func ExplanationToProto(e *recommender.Explanation) *pb.Explanation {
 	return out
 }
 
-// PodsToProto writes pods. The domain keeps no deletion time, so a deleting pod's
-// deletionTimestamp is the Unix epoch; absent times and empty requests are absent.
+// PodsToProto writes pods; absent times and empty requests are absent, and a deleting pod has
+// its deletionTimestamp even when that is the zero time.
 func PodsToProto(pods []recommender.Pod) []*pb.PodState {
 	if len(pods) == 0 {
 		return nil
@@ -195,8 +195,7 @@ func PodsToProto(pods []recommender.Pod) []*pb.PodState {
 			ps.Ready = &ready
 		}
 		if p.Deleting {
-			// The domain keeps no deletion time: write the Unix epoch.
-			ps.DeletionTimestamp = &timestamppb.Timestamp{}
+			ps.DeletionTimestamp = timestamppb.New(p.DeletionTime)
 		}
 		if len(p.Containers) > 0 {
 			ps.Containers = make([]*pb.ContainerState, len(p.Containers))

@@ -199,7 +199,7 @@ func fullPods() []recommender.Pod {
 			Requests: reqs("memory", "1179648Ki"),
 		},
 		{Name: "web-1", Phase: recommender.PodPending, HasReady: true, Ready: false},
-		{Name: "web-2", Phase: recommender.PodRunning, Deleting: true},
+		{Name: "web-2", Phase: recommender.PodRunning, Deleting: true, DeletionTime: t0().Add(-time.Second)},
 	}
 }
 
