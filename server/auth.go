@@ -474,15 +474,18 @@ func (c *certReloader) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, e
 
 // newCAReloader holds the CA bundle in file as a pool, reloaded when the file changes.
 func newCAReloader(file string, log *slog.Logger) (*reloader[*x509.CertPool], error) {
-	return newReloader("client CA", log, func() (*x509.CertPool, error) {
-		pem, err := os.ReadFile(file)
-		if err != nil {
-			return nil, err
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("%s holds no PEM certificate", file)
-		}
-		return pool, nil
-	}, file)
+	return newReloader("client CA", log, func() (*x509.CertPool, error) { return loadCertPool(file) }, file)
+}
+
+// loadCertPool reads a PEM bundle of CA certificates; one without any is an error.
+func loadCertPool(file string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s holds no PEM certificate", file)
+	}
+	return pool, nil
 }

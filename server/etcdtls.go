@@ -2,10 +2,8 @@ package server
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 )
 
@@ -27,14 +25,11 @@ func (c *Config) EtcdTLS(log *slog.Logger) (*tls.Config, error) {
 	}
 	tc := &tls.Config{MinVersion: tls.VersionTLS12}
 	if c.EtcdCA != "" {
-		pem, err := os.ReadFile(c.EtcdCA)
+		pool, err := loadCertPool(c.EtcdCA)
 		if err != nil {
 			return nil, fmt.Errorf("--etcd-ca: %w", err)
 		}
-		tc.RootCAs = x509.NewCertPool()
-		if !tc.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--etcd-ca: %s holds no PEM certificate", c.EtcdCA)
-		}
+		tc.RootCAs = pool
 	}
 	if c.EtcdCert != "" {
 		certs, err := newCertReloader(c.EtcdCert, c.EtcdKey, log)
