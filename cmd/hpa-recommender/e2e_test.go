@@ -48,6 +48,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	stopSharedEtcd()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

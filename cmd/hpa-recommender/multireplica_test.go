@@ -30,13 +30,15 @@ import (
 
 var (
 	etcdOnce     sync.Once
+	etcdServer   *embed.Etcd
 	etcdEndpoint string
 	etcdErr      error
 )
 
 // sharedEtcd returns the client URL of a single-member etcd embedded in the test process,
 // started on first use and shared by this file's tests (each uses its own key prefix). It lives
-// as long as the test binary; its data sits next to the built binary, which TestMain removes.
+// until TestMain stops it (stopSharedEtcd); its data sits next to the built binary, which
+// TestMain then removes.
 func sharedEtcd(t *testing.T) string {
 	t.Helper()
 	etcdOnce.Do(func() {
@@ -58,6 +60,7 @@ func sharedEtcd(t *testing.T) string {
 		}
 		select {
 		case <-e.Server.ReadyNotify():
+			etcdServer = e
 			etcdEndpoint = "http://" + e.Clients[0].Addr().String()
 		case err := <-e.Err():
 			e.Close()
@@ -71,6 +74,15 @@ func sharedEtcd(t *testing.T) string {
 		t.Fatalf("start embedded etcd: %v", etcdErr)
 	}
 	return etcdEndpoint
+}
+
+// stopSharedEtcd stops the shared etcd, if one was started, before its data directory goes:
+// a running etcd treats a vanished data directory as fatal and exits the process, which
+// failed a test binary once after every test had passed.
+func stopSharedEtcd() {
+	if etcdServer != nil {
+		etcdServer.Close()
+	}
 }
 
 // replica is one running hpa-recommender with its client.
