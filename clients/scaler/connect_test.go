@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/hpa-recommender/hpa-recommender/internal/servertest"
+	"github.com/hpa-recommender/hpa-recommender/internal/tlsfiles"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/server"
 )
@@ -109,7 +110,7 @@ func TestReloadingTLS(t *testing.T) {
 		}
 	}()
 
-	tc, err := reloadingTLS(caFile, certFile, keyFile)
+	tc, err := tlsfiles.Client(caFile, certFile, keyFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +178,7 @@ func TestReloadingTLSChecksName(t *testing.T) {
 			conn.Close()
 		}
 	}()
-	tc, err := reloadingTLS(filepath.Join(dir, "ca.pem"), "", "")
+	tc, err := tlsfiles.Client(filepath.Join(dir, "ca.pem"), "", "")
 	if err != nil {
 		t.Fatal(err)
 	}

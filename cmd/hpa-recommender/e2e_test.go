@@ -374,7 +374,7 @@ func TestBadFlagsExitWithAClearError(t *testing.T) {
 		{"half etcd TLS", []string{"--store", "etcd", "--etcd-endpoints", "https://127.0.0.1:2379", "--etcd-key", "k.pem"}, nil, "--etcd-cert and --etcd-key go together"},
 		{"etcd TLS without etcd", []string{"--etcd-ca", "ca.pem"}, nil, "--etcd-ca, --etcd-cert and --etcd-key need --store=etcd"},
 		{"etcd TLS to a plaintext endpoint", []string{"--store", "etcd", "--etcd-endpoints", "http://127.0.0.1:2379", "--etcd-ca", "ca.pem"}, nil, "http://127.0.0.1:2379 is plaintext"},
-		{"missing etcd CA file", []string{"--store", "etcd", "--etcd-endpoints", "https://127.0.0.1:2379", "--etcd-ca", "/nonexistent/ca.pem"}, nil, "--etcd-ca: open /nonexistent/ca.pem"},
+		{"missing etcd CA file", []string{"--store", "etcd", "--etcd-endpoints", "https://127.0.0.1:2379", "--etcd-ca", "/nonexistent/ca.pem"}, nil, "read CA file: open /nonexistent/ca.pem"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -67,7 +67,7 @@ func TestEtcdOverTLS(t *testing.T) {
 		t.Fatalf("Recommend through etcd over TLS: %v\n%s", err, p.stderr.String())
 	}
 	cfg := server.Config{EtcdEndpoints: []string{endpoint}, EtcdCA: ca.CertFile, EtcdCert: certFile, EtcdKey: keyFile}
-	tc, err := cfg.EtcdTLS(nil)
+	tc, err := cfg.EtcdTLS()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func run(args []string) error {
 		st = memstore.New()
 		log.Warn("using the in-memory store: history is lost when the process stops")
 	case server.StoreEtcd:
-		tc, err := cfg.EtcdTLS(log)
+		tc, err := cfg.EtcdTLS()
 		if err != nil {
 			return err
 		}
