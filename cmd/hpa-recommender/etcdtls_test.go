@@ -86,21 +86,21 @@ func TestEtcdOverTLS(t *testing.T) {
 	p.term(t)
 
 	other := testcerts.New(t, "another-ca")
-	for _, tc := range []struct {
+	for _, refused := range []struct {
 		name, cause string
 		args        []string
 	}{
 		{"no client certificate", "certificate required", []string{"--etcd-ca", ca.CertFile}},
 		{"another CA", "certificate signed by unknown authority", []string{"--etcd-ca", other.CertFile, "--etcd-cert", certFile, "--etcd-key", keyFile}},
 	} {
-		name, args := tc.name, tc.args
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-		out, err := exec.CommandContext(ctx, binary, append(append([]string{"--listen", freeAddr(t), "--metrics-listen", ""}, base...), args...)...).CombinedOutput()
+		args := append(append([]string{"--listen", freeAddr(t), "--metrics-listen", ""}, base...), refused.args...)
+		out, err := exec.CommandContext(ctx, binary, args...).CombinedOutput()
 		cancel()
 		var exit *exec.ExitError
-		if !errors.As(err, &exit) || !strings.Contains(string(out), "open etcd store") || !strings.Contains(string(out), tc.cause) {
-			t.Errorf("%s: %v, want an exit naming the etcd store and %q; output:\n%s", name, err, tc.cause, out)
+		if !errors.As(err, &exit) || !strings.Contains(string(out), "open etcd store") || !strings.Contains(string(out), refused.cause) {
+			t.Errorf("%s: %v, want an exit naming the etcd store and %q; output:\n%s", refused.name, err, refused.cause, out)
 		}
-		t.Logf("%s: %s", name, strings.TrimSpace(string(out)))
+		t.Logf("%s: %s", refused.name, strings.TrimSpace(string(out)))
 	}
 }
