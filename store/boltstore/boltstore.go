@@ -2,13 +2,17 @@ package boltstore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -23,14 +27,8 @@ type Options struct {
 	// Timeout is how long Open waits for the file lock another process holds before failing.
 	// Default 1s; never infinite (bbolt's own default would hang).
 	Timeout time.Duration
-	// MaxBatchSize is the most Updates committed in one transaction. Default 64.
+	// MaxBatchSize is the most writes one group commit takes. Default 64.
 	MaxBatchSize int
-	// MaxBatchDelay selects the group commit. Zero (the default) commits as soon as the writer
-	// is free: one goroutine commits every Update queued while the previous commit was
-	// syncing, so a lone caller waits for one commit and never for a timer, and batches grow
-	// with the load. Positive uses bbolt's db.Batch, which waits up to this long for
-	// MaxBatchSize callers (at 2,000 writes/s and 2ms that adds up to 2ms to every write).
-	MaxBatchDelay time.Duration
 	// NoSync skips fsync on commit: faster, and loses recent writes on a machine crash. Default
 	// false; for tests and throwaway data only.
 	NoSync bool
@@ -38,51 +36,86 @@ type Options struct {
 	// target's record on its next update (each takes a few KB). 0 means DefaultCachedTargets;
 	// negative disables the cache. Reads (Get, List) always come from the file.
 	CachedTargets int
+	// CheckpointRecords, CheckpointBytes and CheckpointInterval say when the records in the
+	// write-ahead log are copied into the bbolt file: once this many distinct targets wait, once
+	// the log's current segment is this large, or this long after the last checkpoint, whichever
+	// comes first. Zero means the default.
+	CheckpointRecords  int
+	CheckpointBytes    int64
+	CheckpointInterval time.Duration
 }
 
 // Defaults for Options.
 const (
-	DefaultTimeout       = time.Second
-	DefaultMaxBatchSize  = 64
-	DefaultMaxBatchDelay = 0 // commit when idle
-	DefaultCachedTargets = 10000
+	DefaultTimeout            = time.Second
+	DefaultMaxBatchSize       = 64
+	DefaultCachedTargets      = 10000
+	DefaultCheckpointRecords  = 4096
+	DefaultCheckpointBytes    = 32 << 20
+	DefaultCheckpointInterval = 10 * time.Second
 )
 
-// deleteChunk bounds how many targets one DeleteUnseenSince write transaction removes, so TTL
-// collection never holds the writer lock for long.
+// deleteChunk bounds how many targets one DeleteUnseenSince write removes, so TTL collection
+// never makes one huge log frame.
 const deleteChunk = 1000
 
-// queueLength bounds the Updates waiting for the committer; more block their callers.
+// queueLength bounds the writes waiting for the committer; more block their callers.
 const queueLength = 1024
 
-// Store is a store.Store on one bbolt file.
+// Store is a store.Store on one bbolt file and its write-ahead log.
+//
+// Writes go through one committer goroutine (the group commit): it runs every queued write's
+// function against the log's view of the data, appends what they wrote to the write-ahead log
+// as one frame, syncs it once, and publishes the records into the overlay, an in-memory map of
+// every record logged but not yet copied into bbolt. Readers look in the overlay first, then in
+// bbolt. A checkpoint goroutine copies the overlay into bbolt and drops the log segments it
+// covers. Only the checkpoint (and Open's replay) writes bbolt.
 type Store struct {
-	db   *bolt.DB
-	path string
-	// batchDelay > 0: writes go through db.Batch. Otherwise through queue to commitLoop.
-	batchDelay time.Duration
-	maxBatch   int
+	db       *bolt.DB
+	path     string
+	maxBatch int
+	opts     Options
 
 	hints *hints
+	wal   *wal
+	seq   int64 // the last revision handed out; the committer's alone after Open
 
-	mu        sync.RWMutex // guards closed and sending on queue
+	// omu guards overlay. The committer holds it for reading while a batch's functions run
+	// (so no checkpoint removes a record between the overlay lookup and the bbolt read that
+	// follows it), and for writing while it publishes a batch.
+	omu     sync.RWMutex
+	overlay map[string]logged
+
+	ckMu      sync.Mutex    // one checkpoint at a time
+	ckPoke    chan struct{} // asks the checkpoint goroutine for one now
+	ckStop    chan struct{}
+	ckDone    chan struct{}
+	ckErr     atomic.Pointer[error] // the last background checkpoint's failure, nil once one succeeds
+	mu        sync.RWMutex          // guards closed and sending on queue
 	closed    bool
 	queue     chan *write
 	committed chan struct{} // closed when commitLoop has returned
 }
 
-// write is one queued Update: fn runs in the commit's transaction, possibly more than once.
+// logged is a record in the overlay: its encoding (nil: deleted) and revision.
+type logged struct {
+	val []byte
+	rev int64
+}
+
+// write is one queued write: fn runs once, in the committer, against the batch's view.
 type write struct {
-	fn   func(*bolt.Tx) error
+	fn   func(*batchTx) error
 	done chan error
 }
 
 var _ store.Store = (*Store)(nil)
 
-// Open opens or creates the store file at path, creating its parent directory, and checks its
-// schema version: a file written by a newer binary, or not a store at all, is refused with an
-// error wrapping ErrUnsupportedSchema. If another process holds the file, Open fails after
-// opts.Timeout with an error wrapping bbolt's ErrTimeout.
+// Open opens or creates the store file at path, creating its parent directory, checks its
+// schema version, and replays the write-ahead log (path + ".wal") a crash left. A file written
+// by a newer binary, or not a store at all, is refused with an error wrapping
+// ErrUnsupportedSchema. If another process holds the file, Open fails after opts.Timeout with
+// an error wrapping bbolt's ErrTimeout.
 func Open(path string, opts Options) (*Store, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
@@ -90,12 +123,12 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.MaxBatchSize <= 0 {
 		opts.MaxBatchSize = DefaultMaxBatchSize
 	}
-	if opts.MaxBatchDelay < 0 {
-		opts.MaxBatchDelay = DefaultMaxBatchDelay
-	}
 	if opts.CachedTargets == 0 {
 		opts.CachedTargets = DefaultCachedTargets
 	}
+	opts.CheckpointRecords = cmp.Or(max(opts.CheckpointRecords, 0), DefaultCheckpointRecords)
+	opts.CheckpointBytes = cmp.Or(max(opts.CheckpointBytes, 0), DefaultCheckpointBytes)
+	opts.CheckpointInterval = cmp.Or(max(opts.CheckpointInterval, 0), DefaultCheckpointInterval)
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return nil, fmt.Errorf("open bolt store: %w", err)
 	}
@@ -115,29 +148,115 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open bolt store %s: %w", path, err)
 	}
-	db.MaxBatchSize = opts.MaxBatchSize
-	db.MaxBatchDelay = opts.MaxBatchDelay
-	if err := db.Update(initSchema); err != nil {
+	s, err := open(db, path, opts)
+	if err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open bolt store %s: %w", path, err)
-	}
-	s := &Store{db: db, path: path, batchDelay: opts.MaxBatchDelay, maxBatch: opts.MaxBatchSize,
-		hints: newHints(opts.CachedTargets), committed: make(chan struct{})}
-	if s.batchDelay > 0 {
-		close(s.committed)
-	} else {
-		s.queue = make(chan *write, queueLength)
-		go s.commitLoop()
 	}
 	return s, nil
 }
 
-// batch runs fn in a write transaction shared with other writes, as db.Batch does: fn may run
-// more than once, and an error from fn fails that write alone.
-func (s *Store) batch(fn func(*bolt.Tx) error) error {
-	if s.batchDelay > 0 {
-		return s.db.Batch(fn)
+// open finishes Open on the opened file: schema, replay, and the two goroutines.
+func open(db *bolt.DB, path string, opts Options) (*Store, error) {
+	if err := db.Update(initSchema); err != nil {
+		return nil, err
 	}
+	dir := path + walSuffix
+	last, err := replay(db, dir)
+	if err != nil {
+		return nil, err
+	}
+	var seq uint64
+	_ = db.View(func(tx *bolt.Tx) error { seq = tx.Bucket(bucketTargets).Sequence(); return nil })
+	w, err := openWAL(dir, last+1, opts.NoSync)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.removeThrough(last); err != nil {
+		_ = w.close(false)
+		return nil, err
+	}
+	s := &Store{db: db, path: path, maxBatch: opts.MaxBatchSize, opts: opts,
+		hints: newHints(opts.CachedTargets), wal: w, seq: int64(seq), overlay: map[string]logged{},
+		ckPoke: make(chan struct{}, 1), ckStop: make(chan struct{}), ckDone: make(chan struct{}),
+		queue: make(chan *write, queueLength), committed: make(chan struct{})}
+	go s.commitLoop()
+	go s.checkpointLoop()
+	return s, nil
+}
+
+// replay copies into bbolt, in one transaction, every entry of the log segments in dir that no
+// checkpoint covered, and records them as covered. It returns the newest segment number seen
+// (or covered): the next segment must be numbered above it. The caller deletes the segments.
+func replay(db *bolt.DB, dir string) (uint64, error) {
+	var applied uint64
+	err := db.View(func(tx *bolt.Tx) error {
+		var err error
+		applied, err = walApplied(tx)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	segs, err := listSegments(dir)
+	if err != nil {
+		return 0, err
+	}
+	last := applied
+	var es []entry
+	for i, n := range segs {
+		last = max(last, n)
+		if n <= applied {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, segmentName(n)))
+		if err != nil {
+			return 0, fmt.Errorf("read write-ahead log: %w", err)
+		}
+		fes, end := readFrames(data)
+		if end < len(data) && i < len(segs)-1 {
+			// Only the newest segment can end in a frame a crash cut short: the older ones
+			// were complete and synced before the next one started.
+			return 0, fmt.Errorf("write-ahead log segment %s is corrupt at byte %d of %d; it holds acknowledged writes that are not in the bbolt file. Keep a copy of %s for recovery",
+				segmentName(n), end, len(data), dir)
+		}
+		es = append(es, fes...)
+	}
+	if last == applied && len(es) == 0 {
+		return last, nil
+	}
+	err = db.Update(func(tx *bolt.Tx) error { return applyEntries(tx, es, last) })
+	if err != nil {
+		return 0, fmt.Errorf("replay write-ahead log: %w", err)
+	}
+	return last, nil
+}
+
+// applyEntries writes es (in order: the last entry of a key wins) into the targets bucket,
+// raises its sequence to the highest revision, and records segment seg as applied.
+func applyEntries(tx *bolt.Tx, es []entry, seg uint64) error {
+	b := tx.Bucket(bucketTargets)
+	top := b.Sequence()
+	for _, e := range es {
+		var err error
+		if e.val == nil {
+			err = b.Delete([]byte(e.key))
+		} else {
+			err = b.Put([]byte(e.key), e.val)
+		}
+		if err != nil {
+			return err
+		}
+		top = max(top, uint64(max(e.rev, 0)))
+	}
+	if err := b.SetSequence(top); err != nil {
+		return err
+	}
+	return tx.Bucket(bucketMeta).Put(keyWALApplied, []byte(strconv.FormatUint(seg, 10)))
+}
+
+// batch queues fn for the committer and waits for its outcome: fn's own error, or the log's.
+func (s *Store) batch(fn func(*batchTx) error) error {
 	w := &write{fn: fn, done: make(chan error, 1)}
 	s.mu.RLock()
 	if s.closed {
@@ -150,10 +269,11 @@ func (s *Store) batch(fn func(*bolt.Tx) error) error {
 }
 
 // commitLoop is the group commit: it takes every write queued (up to maxBatch) and commits
-// them in one transaction, so the writes that arrive while one commit syncs make the next.
+// them in one log frame, so the writes that arrive while one sync runs make the next.
 func (s *Store) commitLoop() {
 	defer close(s.committed)
 	batch := make([]*write, 0, s.maxBatch)
+	tx := &batchTx{s: s, idx: map[string]int{}}
 	for first := range s.queue {
 		batch = append(batch[:0], first)
 	fill:
@@ -168,48 +288,234 @@ func (s *Store) commitLoop() {
 				break fill
 			}
 		}
-		s.commit(batch)
+		s.commit(tx, batch)
 	}
 }
 
-// commit commits batch in one transaction. As in db.Batch, a write whose fn fails is taken out
-// and retried alone (its error is its own), and the others are retried together.
-func (s *Store) commit(batch []*write) {
-	for len(batch) > 0 {
-		failed := -1
-		err := s.db.Update(func(tx *bolt.Tx) error {
-			for i, w := range batch {
-				if err := safely(w.fn, tx); err != nil {
-					failed = i
-					return err
-				}
-			}
-			return nil
-		})
-		if failed < 0 {
-			if err != nil {
-				s.hints.clear() // belt and braces: entries are checked anyway
-			}
-			for _, w := range batch {
-				w.done <- err
-			}
-			return
+// commit runs the batch's functions, each seeing the writes of those before it; a function
+// that fails has its own writes undone and gets its error alone. Then the writes go to the log
+// in one frame and one sync, and into the overlay.
+func (s *Store) commit(tx *batchTx, batch []*write) {
+	errs := make([]error, len(batch))
+	s.omu.RLock()
+	for i, w := range batch {
+		mark := len(tx.entries)
+		if errs[i] = safely(w.fn, tx); errs[i] != nil {
+			tx.undo(mark)
 		}
-		w := batch[failed]
-		batch = slices.Delete(batch, failed, failed+1)
-		w.done <- s.db.Update(func(tx *bolt.Tx) error { return safely(w.fn, tx) })
 	}
+	tx.endReads()
+	s.omu.RUnlock()
+	var logErr error
+	if len(tx.entries) > 0 {
+		var size int64
+		size, logErr = s.wal.append(tx.entries, func() {
+			s.omu.Lock()
+			for _, e := range tx.entries {
+				s.overlay[e.key] = logged{val: e.val, rev: e.rev}
+			}
+			n := len(s.overlay)
+			s.omu.Unlock()
+			if n >= s.opts.CheckpointRecords {
+				s.pokeCheckpoint()
+			}
+		})
+		if logErr == nil && size >= s.opts.CheckpointBytes {
+			s.pokeCheckpoint()
+		}
+		if logErr != nil {
+			s.hints.clear() // entries of this batch name revisions that were never stored
+		}
+	}
+	tx.reset()
+	for i, w := range batch {
+		if errs[i] == nil {
+			errs[i] = logErr
+		}
+		w.done <- errs[i]
+	}
+}
+
+// batchTx is a batch's view of the data while its functions run: the batch's own writes so
+// far, then the overlay, then bbolt (one read transaction, begun on first need).
+type batchTx struct {
+	s       *Store
+	rtx     *bolt.Tx
+	entries []entry        // the batch's writes, in order
+	prev    []int          // for each entry, the index of the key's previous entry (-1: none)
+	idx     map[string]int // each key's latest entry
+}
+
+// get returns key k's current record, or nil. The slice is valid until the batch ends and must
+// not be modified.
+func (t *batchTx) get(k []byte) ([]byte, error) {
+	if i, ok := t.idx[string(k)]; ok {
+		return t.entries[i].val, nil
+	}
+	if e, ok := t.s.overlay[string(k)]; ok {
+		return e.val, nil
+	}
+	if t.rtx == nil {
+		rtx, err := t.s.db.Begin(false)
+		if err != nil {
+			return nil, err
+		}
+		t.rtx = rtx
+	}
+	return t.rtx.Bucket(bucketTargets).Get(k), nil
+}
+
+// nextRev hands out the next revision.
+func (t *batchTx) nextRev() int64 {
+	t.s.seq++
+	return t.s.seq
+}
+
+// put records that k's record becomes val (nil: deleted) at rev.
+func (t *batchTx) put(k []byte, val []byte, rev int64) {
+	key := string(k)
+	p, ok := t.idx[key]
+	if !ok {
+		p = -1
+	}
+	t.entries = append(t.entries, entry{key: key, val: val, rev: rev})
+	t.prev = append(t.prev, p)
+	t.idx[key] = len(t.entries) - 1
+}
+
+// undo drops the writes made since the batch had mark entries.
+func (t *batchTx) undo(mark int) {
+	for i := len(t.entries) - 1; i >= mark; i-- {
+		if t.prev[i] < 0 {
+			delete(t.idx, t.entries[i].key)
+		} else {
+			t.idx[t.entries[i].key] = t.prev[i]
+		}
+	}
+	clear(t.entries[mark:])
+	t.entries, t.prev = t.entries[:mark], t.prev[:mark]
+}
+
+// endReads ends the batch's read transaction: bbolt's slices are invalid from here on.
+func (t *batchTx) endReads() {
+	if t.rtx != nil {
+		_ = t.rtx.Rollback()
+		t.rtx = nil
+	}
+}
+
+// reset empties the view for the next batch, keeping its allocations.
+func (t *batchTx) reset() {
+	clear(t.entries)
+	t.entries, t.prev = t.entries[:0], t.prev[:0]
+	clear(t.idx)
 }
 
 // safely runs fn, turning a panic into an error: fn runs on the committer goroutine, where a
 // panic would take the whole process down instead of failing one call.
-func safely(fn func(*bolt.Tx) error, tx *bolt.Tx) (err error) {
+func safely(fn func(*batchTx) error, tx *batchTx) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("panic in update: %v", p)
 		}
 	}()
 	return fn(tx)
+}
+
+// pokeCheckpoint asks the checkpoint goroutine for a checkpoint, without waiting.
+func (s *Store) pokeCheckpoint() {
+	select {
+	case s.ckPoke <- struct{}{}:
+	default:
+	}
+}
+
+// checkpointLoop checkpoints when poked and on an interval, until Close.
+func (s *Store) checkpointLoop() {
+	defer close(s.ckDone)
+	tick := time.NewTicker(s.opts.CheckpointInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.ckStop:
+			return
+		case <-s.ckPoke:
+		case <-tick.C:
+		}
+		if err := s.checkpoint(); err != nil {
+			s.ckErr.Store(&err)
+		} else {
+			s.ckErr.Store(nil)
+		}
+	}
+}
+
+// checkpoint copies every record logged so far into bbolt and deletes the log segments that
+// held them. Records logged while it runs stay in the overlay for the next one.
+func (s *Store) checkpoint() error {
+	s.ckMu.Lock()
+	defer s.ckMu.Unlock()
+	seg, err := s.wal.rotate()
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	// Every entry of the segments up to seg is in the overlay now (or in bbolt already).
+	s.omu.RLock()
+	snap := make([]entry, 0, len(s.overlay))
+	for k, e := range s.overlay {
+		snap = append(snap, entry{key: k, val: e.val, rev: e.rev})
+	}
+	s.omu.RUnlock()
+	if len(snap) > 0 || seg > 0 {
+		// Sorted keys make bbolt's inserts sequential: fewer page splits and touched pages.
+		slices.SortFunc(snap, func(a, b entry) int { return strings.Compare(a.key, b.key) })
+		if err := s.db.Update(func(tx *bolt.Tx) error { return applyEntries(tx, snap, seg) }); err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+	}
+	s.omu.Lock()
+	for _, e := range snap {
+		if cur, ok := s.overlay[e.key]; ok && cur.rev == e.rev {
+			delete(s.overlay, e.key)
+		}
+	}
+	s.omu.Unlock()
+	if err := s.wal.removeThrough(seg); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
+}
+
+// overlayLen is how many records wait in the log for a checkpoint.
+func (s *Store) overlayLen() int {
+	s.omu.RLock()
+	defer s.omu.RUnlock()
+	return len(s.overlay)
+}
+
+// lookup returns k's current record as readers see it: the overlay's, else rtx's (nil: none).
+// fromLog is true when it came from the overlay (then rtx was not read).
+func (s *Store) lookup(rtx *bolt.Tx, k []byte) (v []byte, fromLog bool) {
+	s.omu.RLock()
+	e, ok := s.overlay[string(k)]
+	s.omu.RUnlock()
+	if ok {
+		return e.val, true
+	}
+	return rtx.Bucket(bucketTargets).Get(k), false
+}
+
+// read runs fn with k's current record (nil: none), from the overlay or from bbolt. The record
+// is valid only during fn. A checkpoint removes a record from the overlay only after bbolt's
+// commit, so a read transaction begun after a miss in the overlay sees the record.
+func (s *Store) read(k []byte, fn func(v []byte) error) error {
+	s.omu.RLock()
+	e, ok := s.overlay[string(k)]
+	s.omu.RUnlock()
+	if ok {
+		return fn(e.val)
+	}
+	return s.db.View(func(tx *bolt.Tx) error { return fn(tx.Bucket(bucketTargets).Get(k)) })
 }
 
 // Path returns the file the store was opened on.
@@ -241,8 +547,7 @@ func (s *Store) Get(ctx context.Context, key store.Key) (*store.Target, error) {
 		return nil, err
 	}
 	var t *store.Target
-	err := s.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketTargets).Get(codec.EncodeKey(key))
+	err := s.read(codec.EncodeKey(key), func(v []byte) error {
 		if v == nil {
 			return store.ErrNotFound
 		}
@@ -305,8 +610,7 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, 
 	if h, ok := s.hints.get(k); ok {
 		base, baseRev = h.t, h.rev
 	} else {
-		err := s.db.View(func(tx *bolt.Tx) error {
-			v := tx.Bucket(bucketTargets).Get(k)
+		err := s.read(k, func(v []byte) error {
 			if v == nil {
 				return nil
 			}
@@ -327,15 +631,17 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, 
 		return base, err
 	}
 
-	// Set by the last run of the closure, which is the one whose transaction committed.
+	// Set by the closure, which runs once, in the committer.
 	var (
 		result *store.Target // the target now stored (nil: none)
 		fnErr  error
 	)
-	err = s.batch(func(tx *bolt.Tx) error {
+	err = s.batch(func(tx *batchTx) error {
 		result, fnErr = nil, nil
-		b := tx.Bucket(bucketTargets)
-		v := b.Get(k)
+		v, err := tx.get(k)
+		if err != nil {
+			return err
+		}
 		next := w
 		if rev, ok := codec.Revision(v); (v == nil && baseRev != 0) || (v != nil && (!ok || rev != baseRev)) {
 			// Changed since the read: run fn again on the stored record, under the lock.
@@ -361,18 +667,12 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, 
 				return nil
 			}
 		}
-		seq, err := b.NextSequence()
-		if err != nil {
-			return err
-		}
-		rev := int64(seq)
+		rev := tx.nextRev()
 		out, err := codec.WithRevision(next.enc, rev)
 		if err != nil {
 			return err
 		}
-		if err := b.Put(k, out); err != nil {
-			return err
-		}
+		tx.put(k, out, rev)
 		stored := *next.frozen // a new entry: a published one is never modified
 		stored.Revision = rev
 		s.hints.put(k, rev, &stored)
@@ -425,7 +725,7 @@ func apply(key store.Key, base *store.Target, fn store.UpdateFunc, shared bool) 
 	return w, false, nil
 }
 
-// Delete implements store.Store. It is rare, so it takes its own transaction instead of a batch.
+// Delete implements store.Store: a write like an update's, logged as a deletion.
 func (s *Store) Delete(ctx context.Context, key store.Key) error {
 	if err := codec.CheckKey(key); err != nil {
 		return err
@@ -433,14 +733,18 @@ func (s *Store) Delete(ctx context.Context, key store.Key) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketTargets)
-		k := codec.EncodeKey(key)
-		if b.Get(k) == nil {
+	k := codec.EncodeKey(key)
+	err := s.batch(func(tx *batchTx) error {
+		v, err := tx.get(k)
+		if err != nil {
+			return err
+		}
+		if v == nil {
 			return store.ErrNotFound
 		}
 		s.hints.drop(k)
-		return b.Delete(k)
+		tx.put(k, nil, tx.nextRev())
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("delete %s: %w", key, translate(err))
@@ -456,6 +760,11 @@ func (s *Store) List(ctx context.Context, opts store.ListOptions) ([]store.Targe
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, "", err
+	}
+	// List reads bbolt alone: first copy in what the log holds, so every write acknowledged
+	// before the call is listed.
+	if err := s.checkpoint(); err != nil {
+		return nil, "", fmt.Errorf("list: %w", translate(err))
 	}
 	var (
 		out  []store.TargetSummary
@@ -492,11 +801,14 @@ func (s *Store) List(ctx context.Context, opts store.ListOptions) ([]store.Targe
 	return out, next, nil
 }
 
-// DeleteUnseenSince implements store.Store: it finds candidates in a read transaction, then
-// removes them in bounded write transactions that re-check LastSeen.
+// DeleteUnseenSince implements store.Store: after a checkpoint, it finds candidates in a bbolt
+// read transaction, then removes them in bounded writes that re-check LastSeen.
 func (s *Store) DeleteUnseenSince(ctx context.Context, cutoff time.Time) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
+	}
+	if err := s.checkpoint(); err != nil {
+		return 0, fmt.Errorf("collect unseen targets: %w", translate(err))
 	}
 	var doomed [][]byte
 	err := s.db.View(func(tx *bolt.Tx) error {
@@ -522,11 +834,13 @@ func (s *Store) DeleteUnseenSince(ctx context.Context, cutoff time.Time) (int, e
 		chunk := doomed[:min(deleteChunk, len(doomed))]
 		doomed = doomed[len(chunk):]
 		n := 0
-		err := s.db.Update(func(tx *bolt.Tx) error {
+		err := s.batch(func(tx *batchTx) error {
 			n = 0
-			b := tx.Bucket(bucketTargets)
 			for _, k := range chunk {
-				v := b.Get(k)
+				v, err := tx.get(k)
+				if err != nil {
+					return err
+				}
 				if v == nil {
 					continue
 				}
@@ -538,9 +852,7 @@ func (s *Store) DeleteUnseenSince(ctx context.Context, cutoff time.Time) (int, e
 					continue // seen again since the scan
 				}
 				s.hints.drop(k)
-				if err := b.Delete(k); err != nil {
-					return err
-				}
+				tx.put(k, nil, tx.nextRev())
 				n++
 			}
 			return nil
@@ -564,6 +876,12 @@ func (s *Store) Ping(ctx context.Context) error {
 		}
 		return nil
 	})
+	if err == nil {
+		err = s.wal.err()
+	}
+	if p := s.ckErr.Load(); err == nil && p != nil {
+		err = *p
+	}
 	if err != nil {
 		return fmt.Errorf("ping bolt store: %w", translate(err))
 	}
@@ -574,6 +892,10 @@ func (s *Store) Ping(ctx context.Context) error {
 // It also checks that every cached record that claims the stored revision encodes to exactly the
 // stored bytes (a cached record modified by a caller would not).
 func (s *Store) Check() error {
+	// bbolt's check reads the free-page list, which a concurrent write transaction changes:
+	// hold off checkpoints, the file's only writer.
+	s.ckMu.Lock()
+	defer s.ckMu.Unlock()
 	var first error
 	err := s.db.View(func(tx *bolt.Tx) error {
 		// Drain the channel: the checking goroutine blocks until every error is received.
@@ -582,9 +904,8 @@ func (s *Store) Check() error {
 				first = err
 			}
 		}
-		b := tx.Bucket(bucketTargets)
 		for k, h := range s.hints.snapshot() {
-			v := b.Get([]byte(k))
+			v, _ := s.lookup(tx, []byte(k))
 			if rev, ok := codec.Revision(v); !ok || rev != h.rev {
 				continue // stale: never trusted
 			}
@@ -606,19 +927,29 @@ func (s *Store) Check() error {
 	return nil
 }
 
-// Close implements store.Store. Writes already queued commit first. Calling it again does
-// nothing.
+// Close implements store.Store. Writes already queued commit first, then a last checkpoint
+// copies the log into bbolt and removes it (if that fails, the log stays for the next Open to
+// replay). Calling it again does nothing.
 func (s *Store) Close() error {
 	s.mu.Lock()
-	if !s.closed {
-		s.closed = true
-		if s.queue != nil {
-			close(s.queue)
-		}
+	if s.closed {
+		s.mu.Unlock()
+		return nil
 	}
+	s.closed = true
+	close(s.queue)
 	s.mu.Unlock()
 	<-s.committed
-	if err := s.db.Close(); err != nil {
+	close(s.ckStop)
+	<-s.ckDone
+	err := s.checkpoint()
+	if cerr := s.wal.close(err == nil); err == nil {
+		err = cerr
+	}
+	if cerr := s.db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return fmt.Errorf("close bolt store %s: %w", s.path, err)
 	}
 	return nil

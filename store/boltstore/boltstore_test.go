@@ -30,13 +30,20 @@ func open(t *testing.T, path string) *boltstore.Store {
 
 // TestStore runs the suite with the decoded-record cache at its default size, off, and holding
 // a single record (so that every other update evicts and misses).
+//
+// The last case checkpoints after every second record and every millisecond, so that the
+// suite's writes and reads race with checkpoints moving records from the log into the file.
 func TestStore(t *testing.T) {
-	for _, cached := range []int{0, -1, 1} {
-		t.Run(fmt.Sprintf("cached=%d", cached), func(t *testing.T) {
+	for _, opts := range []boltstore.Options{
+		{}, {CachedTargets: -1}, {CachedTargets: 1},
+		{CheckpointRecords: 2, CheckpointInterval: time.Millisecond},
+	} {
+		name := fmt.Sprintf("cached=%d/checkpoint=%d,%s", opts.CachedTargets, opts.CheckpointRecords, opts.CheckpointInterval)
+		t.Run(name, func(t *testing.T) {
 			storetest.Run(t, func(t *testing.T) store.Store {
 				// A parent directory that does not exist yet: Open creates it.
 				path := filepath.Join(t.TempDir(), "data", "hpa-recommender.db")
-				s, err := boltstore.Open(path, boltstore.Options{CachedTargets: cached})
+				s, err := boltstore.Open(path, opts)
 				if err != nil {
 					t.Fatalf("Open(%s): %v", path, err)
 				}

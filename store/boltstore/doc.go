@@ -1,8 +1,10 @@
 // Package boltstore is the embedded, default store.Store: one bbolt file on local disk, for a
-// single server process (bbolt takes an exclusive file lock). Writes go through a group
-// commit (one goroutine commits every Update queued while the previous commit synced, or
-// db.Batch with Options.MaxBatchDelay), so concurrent Updates share one fsync; each Update is
-// still one atomic read-modify-write of its target.
+// single server process (bbolt takes an exclusive file lock), with a write-ahead log next to it
+// (<file>.wal/). Writes go through a group commit: one goroutine takes every write queued
+// while the previous commit synced, appends them to the log in one frame and syncs it once;
+// a checkpoint copies logged records into bbolt in the background, and Open replays what a
+// crash left in the log (wal.go). Each write is still one atomic read-modify-write of its
+// target, acknowledged only once it is synced.
 //
 // Every bucket and key is declared in schema.go; records use the shared codec.
 //

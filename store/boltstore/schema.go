@@ -66,3 +66,20 @@ func initSchema(tx *bolt.Tx) error {
 	}
 	return nil
 }
+
+// keyWALApplied, in the meta bucket, is the newest write-ahead log segment whose entries are
+// all in the file (decimal ASCII; absent: none). See wal.go.
+var keyWALApplied = []byte("wal_applied")
+
+// walApplied reads keyWALApplied.
+func walApplied(tx *bolt.Tx) (uint64, error) {
+	raw := tx.Bucket(bucketMeta).Get(keyWALApplied)
+	if raw == nil {
+		return 0, nil
+	}
+	n, err := strconv.ParseUint(string(raw), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("corrupt %q in bucket %q: %q", keyWALApplied, bucketMeta, raw)
+	}
+	return n, nil
+}

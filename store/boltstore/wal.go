@@ -1,0 +1,318 @@
+package boltstore
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// The write-ahead log. A commit of the group commit appends its writes to the log as one frame
+// and syncs the log once; bbolt is written later, in the background, by a checkpoint that
+// copies many commits' records at once. A bbolt commit syncs twice (its pages, then the meta
+// page that makes them visible) and writes every page on the path to each record, so the log
+// halves the syncs a decision waits for and lets the checkpoint write a record that changed ten
+// times once.
+//
+// The log is a directory of segment files next to the bbolt file (<file>.wal/), named by a
+// 16-digit hexadecimal number that only grows. A segment is a sequence of frames:
+//
+//	length  uint32, little endian: the payload's size
+//	crc     uint32, little endian: CRC-32C (Castagnoli) of the payload
+//	payload entries, each: key length (uvarint), key, revision (varint),
+//	        op (1 byte: 1 put, 0 delete), and for a put: value length (uvarint), value
+//
+// A checkpoint first starts a new segment, so every entry of the older segments is in the
+// overlay by then; it writes the overlay to bbolt together with the number of the newest
+// segment it covers (key "wal_applied" of the meta bucket), in one bbolt transaction, and only
+// then deletes those segments. Open replays the segments after wal_applied in order; the last
+// one may end in a torn frame (a machine crash during a write, never acknowledged), which
+// replay stops at. A bad frame in any earlier segment is corruption: Open refuses the file.
+
+const (
+	walSuffix    = ".wal"
+	segmentExt   = ".log"
+	frameHeader  = 8
+	opDelete     = 0
+	opPut        = 1
+	maxFrameSize = 1 << 30
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// entry is one logged write: key's record became val (nil: the key was deleted) at revision rev.
+type entry struct {
+	key string
+	val []byte
+	rev int64
+}
+
+// appendFrame appends one frame holding es to b.
+func appendFrame(b []byte, es []entry) []byte {
+	start := len(b)
+	b = append(b, make([]byte, frameHeader)...)
+	for _, e := range es {
+		b = binary.AppendUvarint(b, uint64(len(e.key)))
+		b = append(b, e.key...)
+		b = binary.AppendVarint(b, e.rev)
+		if e.val == nil {
+			b = append(b, opDelete)
+			continue
+		}
+		b = append(b, opPut)
+		b = binary.AppendUvarint(b, uint64(len(e.val)))
+		b = append(b, e.val...)
+	}
+	payload := b[start+frameHeader:]
+	binary.LittleEndian.PutUint32(b[start:], uint32(len(payload)))
+	binary.LittleEndian.PutUint32(b[start+4:], crc32.Checksum(payload, castagnoli))
+	return b
+}
+
+// readFrames decodes the intact frames at the start of data, in order. end is where they stop:
+// len(data) when every byte belongs to an intact frame. The entries copy nothing from data
+// that they do not own (values are fresh slices).
+func readFrames(data []byte) (es []entry, end int) {
+	for len(data)-end >= frameHeader {
+		n := uint64(binary.LittleEndian.Uint32(data[end:]))
+		sum := binary.LittleEndian.Uint32(data[end+4:])
+		if n == 0 || n > uint64(len(data)-end-frameHeader) {
+			break
+		}
+		payload := data[end+frameHeader : end+frameHeader+int(n)]
+		if crc32.Checksum(payload, castagnoli) != sum {
+			break
+		}
+		fes, ok := decodePayload(payload)
+		if !ok {
+			break
+		}
+		es = append(es, fes...)
+		end += frameHeader + int(n)
+	}
+	return es, end
+}
+
+// decodePayload decodes a frame's entries; ok is false if the payload is malformed.
+func decodePayload(p []byte) (es []entry, ok bool) {
+	for len(p) > 0 {
+		klen, n := binary.Uvarint(p)
+		if n <= 0 || klen > uint64(len(p)-n) {
+			return nil, false
+		}
+		p = p[n:]
+		e := entry{key: string(p[:klen])}
+		p = p[klen:]
+		rev, n := binary.Varint(p)
+		if n <= 0 || len(p) == n {
+			return nil, false
+		}
+		e.rev = rev
+		op := p[n]
+		p = p[n+1:]
+		switch op {
+		case opDelete:
+		case opPut:
+			vlen, n := binary.Uvarint(p)
+			if n <= 0 || vlen > uint64(len(p)-n) {
+				return nil, false
+			}
+			e.val = slices.Clone(p[n : n+int(vlen)])
+			if e.val == nil {
+				e.val = []byte{}
+			}
+			p = p[n+int(vlen):]
+		default:
+			return nil, false
+		}
+		es = append(es, e)
+	}
+	return es, true
+}
+
+func segmentName(n uint64) string { return fmt.Sprintf("%016x%s", n, segmentExt) }
+
+// listSegments returns the numbers of the segments in dir, ascending; none if dir is missing.
+func listSegments(dir string) ([]uint64, error) {
+	des, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list write-ahead log: %w", err)
+	}
+	var out []uint64
+	for _, de := range des {
+		name, ok := strings.CutSuffix(de.Name(), segmentExt)
+		if !ok || len(name) != 16 {
+			continue
+		}
+		n, err := strconv.ParseUint(name, 16, 64)
+		if err != nil {
+			continue
+		}
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// wal is the segment being appended to. Its mutex is held for a whole append (write, sync and
+// the caller's publish step), and by rotate, so a rotation never splits a frame from its
+// publication.
+type wal struct {
+	dir    string
+	noSync bool
+
+	mu     sync.Mutex
+	f      *os.File
+	seg    uint64 // the current segment's number
+	size   int64  // bytes in the current segment
+	buf    []byte // frame buffer, reused
+	failed error  // a write or sync failed: the segment's tail is unknown, append no more
+}
+
+// openWAL starts segment seg in dir, creating dir.
+func openWAL(dir string, seg uint64, noSync bool) (*wal, error) {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("create write-ahead log directory: %w", err)
+	}
+	w := &wal{dir: dir, noSync: noSync}
+	if err := w.start(seg); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// start creates segment seg and makes its directory entry durable, so a sync of its contents
+// is never lost with the file's name.
+func (w *wal) start(seg uint64) error {
+	f, err := os.OpenFile(filepath.Join(w.dir, segmentName(seg)), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("create write-ahead log segment: %w", err)
+	}
+	if err := w.syncDir(); err != nil {
+		_ = f.Close()
+		return err
+	}
+	w.f, w.seg, w.size = f, seg, 0
+	return nil
+}
+
+func (w *wal) syncDir() error {
+	if w.noSync {
+		return nil
+	}
+	d, err := os.Open(w.dir)
+	if err != nil {
+		return fmt.Errorf("sync write-ahead log directory: %w", err)
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("sync write-ahead log directory: %w", err)
+	}
+	return nil
+}
+
+// append writes es as one frame and syncs it, then calls publish while still holding the
+// log, and returns the current segment's size. After a failed write or sync every later
+// append fails: what reached the file is unknown.
+func (w *wal) append(es []entry, publish func()) (int64, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.failed != nil {
+		return 0, w.failed
+	}
+	w.buf = appendFrame(w.buf[:0], es)
+	if len(w.buf)-frameHeader > maxFrameSize {
+		return 0, fmt.Errorf("write-ahead log frame of %d bytes exceeds %d", len(w.buf), maxFrameSize)
+	}
+	if _, err := w.f.Write(w.buf); err != nil {
+		w.failed = fmt.Errorf("write-ahead log write failed (no write is accepted until a restart): %w", err)
+		return 0, w.failed
+	}
+	if !w.noSync {
+		if err := datasync(w.f); err != nil {
+			w.failed = fmt.Errorf("write-ahead log sync failed (no write is accepted until a restart): %w", err)
+			return 0, w.failed
+		}
+	}
+	w.size += int64(len(w.buf))
+	if cap(w.buf) > 4<<20 {
+		w.buf = nil // one huge batch should not pin its buffer
+	}
+	publish()
+	return w.size, nil
+}
+
+// rotate starts a new segment if the current one holds anything, and returns the newest segment
+// whose every entry has been appended and published.
+func (w *wal) rotate() (uint64, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.failed != nil {
+		return 0, w.failed
+	}
+	if w.size == 0 {
+		return w.seg - 1, nil
+	}
+	old := w.f
+	if err := w.start(w.seg + 1); err != nil {
+		return 0, err
+	}
+	if err := old.Close(); err != nil {
+		return 0, fmt.Errorf("close write-ahead log segment: %w", err)
+	}
+	return w.seg - 1, nil
+}
+
+// removeThrough deletes the segments numbered up to seg.
+func (w *wal) removeThrough(seg uint64) error {
+	segs, err := listSegments(w.dir)
+	if err != nil {
+		return err
+	}
+	for _, n := range segs {
+		if n > seg {
+			break
+		}
+		if err := os.Remove(filepath.Join(w.dir, segmentName(n))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove write-ahead log segment: %w", err)
+		}
+	}
+	return nil
+}
+
+// close closes the current segment and, if empty is true and it holds nothing, removes it and
+// the directory (a clean shutdown leaves only the bbolt file).
+func (w *wal) close(empty bool) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	err := w.f.Close()
+	if err == nil && empty && w.size == 0 && w.failed == nil {
+		if err = os.Remove(filepath.Join(w.dir, segmentName(w.seg))); err == nil {
+			_ = os.Remove(w.dir) // fails, harmlessly, if anything else is in it
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("close write-ahead log: %w", err)
+	}
+	return nil
+}
+
+// err is the failure that stopped appends, or nil.
+func (w *wal) err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.failed
+}

@@ -1,0 +1,350 @@
+package boltstore
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hpa-recommender/hpa-recommender/recommender"
+	"github.com/hpa-recommender/hpa-recommender/store"
+)
+
+// noCheckpoints keeps every write in the log for the length of a test.
+var noCheckpoints = Options{CheckpointInterval: time.Hour, CheckpointRecords: 1 << 30, CheckpointBytes: 1 << 40}
+
+func openT(t *testing.T, path string, opts Options) *Store {
+	t.Helper()
+	s, err := Open(path, opts)
+	if err != nil {
+		t.Fatalf("Open(%s): %v", path, err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func wkey(name string) store.Key { return store.Key{Cluster: "c", Namespace: "ns", Name: name} }
+
+// setMax stores a target whose MaxReplicas is n under name.
+func setMax(t *testing.T, s *Store, name string, n int32) {
+	t.Helper()
+	if _, err := s.Update(t.Context(), wkey(name), func(*store.Target) (*store.Target, error) {
+		return &store.Target{Spec: recommender.Spec{MaxReplicas: n}}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func maxOf(t *testing.T, s *Store, name string) int32 {
+	t.Helper()
+	got, err := s.Get(t.Context(), wkey(name))
+	if err != nil {
+		t.Fatalf("Get %s: %v", name, err)
+	}
+	return got.Spec.MaxReplicas
+}
+
+// crashCopy copies the store's file and log into a new directory as a kill -9 would leave them
+// (no checkpoint runs during the copy, and the file is only written by checkpoints), and
+// returns the copy's file path.
+func crashCopy(t *testing.T, s *Store) string {
+	t.Helper()
+	s.ckMu.Lock()
+	defer s.ckMu.Unlock()
+	dst := filepath.Join(t.TempDir(), "copy.db")
+	copyFile(t, s.path, dst)
+	segs, err := listSegments(s.path + walSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range segs {
+		copyFile(t, filepath.Join(s.path+walSuffix, segmentName(n)), filepath.Join(dst+walSuffix, segmentName(n)))
+	}
+	return dst
+}
+
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// onlySegment returns the path of the copy's single log segment.
+func onlySegment(t *testing.T, db string) string {
+	t.Helper()
+	segs, err := listSegments(db + walSuffix)
+	if err != nil || len(segs) != 1 {
+		t.Fatalf("segments %v, %v; want exactly one", segs, err)
+	}
+	return filepath.Join(db+walSuffix, segmentName(segs[0]))
+}
+
+// TestReplayAfterCrash: writes acknowledged but never checkpointed (they are only in the log)
+// are all there after a crash, deletions included, and revisions keep growing.
+func TestReplayAfterCrash(t *testing.T) {
+	s := openT(t, filepath.Join(t.TempDir(), "hpa.db"), noCheckpoints)
+	for i := range 50 {
+		setMax(t, s, fmt.Sprintf("t%d", i%5), int32(i))
+	}
+	if err := s.Delete(t.Context(), wkey("t0")); err != nil {
+		t.Fatal(err)
+	}
+	last, err := s.Get(t.Context(), wkey("t4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := crashCopy(t, s)
+
+	r := openT(t, db, noCheckpoints)
+	for i := 1; i < 5; i++ {
+		if got, want := maxOf(t, r, fmt.Sprintf("t%d", i)), int32(45+i); got != want {
+			t.Errorf("t%d: MaxReplicas %d after replay, want %d", i, got, want)
+		}
+	}
+	if _, err := r.Get(t.Context(), wkey("t0")); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("deleted t0 after replay: %v, want ErrNotFound", err)
+	}
+	next, err := r.Update(t.Context(), wkey("t4"), func(cur *store.Target) (*store.Target, error) { return cur, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.Revision <= last.Revision+1 { // the delete of t0 took last.Revision+1
+		t.Errorf("revision %d after replay, want above %d: revisions must never repeat", next.Revision, last.Revision+1)
+	}
+	if err := r.Check(); err != nil {
+		t.Error(err)
+	}
+	segs, _ := listSegments(db + walSuffix)
+	if len(segs) != 1 {
+		t.Errorf("segments after replay %v: replayed ones must be gone, one new one open", segs)
+	}
+}
+
+// TestReplayStopsAtTornFrame: a frame a machine crash cut short, or whose bytes did not all
+// reach the disk, is the last write and was never acknowledged: replay keeps every frame before
+// it and drops it.
+func TestReplayStopsAtTornFrame(t *testing.T) {
+	s := openT(t, filepath.Join(t.TempDir(), "hpa.db"), noCheckpoints)
+	for i := range 10 {
+		setMax(t, s, "web", int32(i+1)) // one frame each: every Update waits for its commit
+	}
+	info, err := os.Stat(onlySegment(t, crashCopy(t, s)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lastFrame := len(s.wal.buf) // the buffer holds the last frame written
+	for name, damage := range map[string]func(t *testing.T, seg string){
+		"cut in the header": func(t *testing.T, seg string) { truncate(t, seg, info.Size()-int64(lastFrame)+3) },
+		"cut in the payload": func(t *testing.T, seg string) {
+			truncate(t, seg, info.Size()-int64(lastFrame/2))
+		},
+		"a flipped byte": func(t *testing.T, seg string) { flip(t, seg, info.Size()-10) },
+		"garbage after it": func(t *testing.T, seg string) {
+			f, err := os.OpenFile(seg, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := f.Write([]byte("\xff\xff\xff\x7fjunk")); err != nil {
+				t.Fatal(err)
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			db := crashCopy(t, s)
+			damage(t, onlySegment(t, db))
+			r := openT(t, db, noCheckpoints)
+			want := int32(9)
+			if name == "garbage after it" {
+				want = 10 // every frame intact; only what follows is junk
+			}
+			if got := maxOf(t, r, "web"); got != want {
+				t.Errorf("MaxReplicas %d after replay, want %d", got, want)
+			}
+			if err := r.Check(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+func truncate(t *testing.T, path string, size int64) {
+	t.Helper()
+	if err := os.Truncate(path, size); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func flip(t *testing.T, path string, at int64) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[at] ^= 0x40
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCorruptOlderSegmentIsRefused: a bad frame in a segment followed by another cannot be a
+// torn write (a segment is complete and synced before the next starts), so acknowledged writes
+// would be lost: Open refuses, names the damage, and deletes nothing.
+func TestCorruptOlderSegmentIsRefused(t *testing.T) {
+	s := openT(t, filepath.Join(t.TempDir(), "hpa.db"), noCheckpoints)
+	setMax(t, s, "web", 1)
+	setMax(t, s, "api", 1)
+	if _, err := s.wal.rotate(); err != nil {
+		t.Fatal(err)
+	}
+	setMax(t, s, "web", 2)
+	db := crashCopy(t, s)
+	segs, err := listSegments(db + walSuffix)
+	if err != nil || len(segs) != 2 {
+		t.Fatalf("segments %v, %v; want two", segs, err)
+	}
+	older := filepath.Join(db+walSuffix, segmentName(segs[0]))
+	flip(t, older, frameHeader+2)
+
+	r, err := Open(db, noCheckpoints)
+	if err == nil {
+		_ = r.Close()
+		t.Fatal("Open succeeded on a log with a corrupt older segment")
+	}
+	for _, want := range []string{"corrupt", segmentName(segs[0]), "acknowledged"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+	if after, _ := listSegments(db + walSuffix); !reflect.DeepEqual(after, segs) {
+		t.Errorf("segments %v after the refused Open, want %v untouched", after, segs)
+	}
+}
+
+// TestCheckpointedSegmentsAreNotReplayed: a checkpoint records which segments it covers in the
+// same bbolt transaction, so a covered segment whose deletion did not survive a crash is not
+// replayed over newer records.
+func TestCheckpointedSegmentsAreNotReplayed(t *testing.T) {
+	s := openT(t, filepath.Join(t.TempDir(), "hpa.db"), noCheckpoints)
+	for i := range 5 {
+		setMax(t, s, "web", int32(i+1))
+	}
+	stale := crashCopy(t, s) // its log holds web=1..5
+	if err := s.checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 5; i < 8; i++ {
+		setMax(t, s, "web", int32(i+1))
+	}
+	if err := s.checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	if s.overlayLen() != 0 {
+		t.Errorf("%d records left in the overlay after a checkpoint of an idle store", s.overlayLen())
+	}
+	db := crashCopy(t, s)
+	segs, _ := listSegments(stale + walSuffix)
+	for _, n := range segs {
+		copyFile(t, filepath.Join(stale+walSuffix, segmentName(n)), filepath.Join(db+walSuffix, segmentName(n)))
+	}
+	r := openT(t, db, noCheckpoints)
+	if got := maxOf(t, r, "web"); got != 8 {
+		t.Errorf("MaxReplicas %d after reopening with a covered segment left behind, want 8", got)
+	}
+}
+
+// TestLogFailureStopsWritesNotReads: once a log write fails, what reached the log is unknown,
+// so every later write fails (and Ping reports it) while reads go on serving what was
+// acknowledged; a reopen finds it all.
+func TestLogFailureStopsWritesNotReads(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hpa.db")
+	s, err := Open(path, noCheckpoints)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setMax(t, s, "web", 3)
+	_ = s.wal.f.Close() // the next write fails as a full or failed disk would fail it
+	put := func(n int32) error {
+		_, err := s.Update(t.Context(), wkey("web"), func(*store.Target) (*store.Target, error) {
+			return &store.Target{Spec: recommender.Spec{MaxReplicas: n}}, nil
+		})
+		return err
+	}
+	if err := put(4); err == nil || !strings.Contains(err.Error(), "write-ahead log") {
+		t.Fatalf("update with a failed log: %v, want a write-ahead log error", err)
+	}
+	if err := put(5); err == nil {
+		t.Fatal("an update after a log failure succeeded")
+	}
+	if err := s.Ping(t.Context()); err == nil {
+		t.Error("Ping is healthy after a log failure")
+	}
+	if got := maxOf(t, s, "web"); got != 3 {
+		t.Errorf("MaxReplicas %d after failed updates, want the acknowledged 3", got)
+	}
+	_ = s.Close()
+	r := openT(t, path, noCheckpoints)
+	if got := maxOf(t, r, "web"); got != 3 {
+		t.Errorf("MaxReplicas %d after reopening, want the acknowledged 3", got)
+	}
+}
+
+// TestCleanCloseLeavesNoLog: Close checkpoints, so a stopped store is one bbolt file that any
+// bbolt tool reads in full.
+func TestCleanCloseLeavesNoLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hpa.db")
+	s, err := Open(path, noCheckpoints)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setMax(t, s, "web", 3)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + walSuffix); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("log directory after a clean Close: %v, want it gone", err)
+	}
+}
+
+// TestFramesRoundTrip: frames decode to what was written, and a log cut at any byte decodes
+// to exactly the frames wholly before the cut.
+func TestFramesRoundTrip(t *testing.T) {
+	batches := [][]entry{
+		{{key: "a", val: []byte("1"), rev: 1}},
+		{{key: "b", val: nil, rev: 2}, {key: "a", val: []byte{}, rev: 3}},
+		{{key: strings.Repeat("k", 300), val: []byte(strings.Repeat("v", 70000)), rev: 1 << 40}},
+	}
+	var log []byte
+	var ends []int
+	for _, b := range batches {
+		log = appendFrame(log, b)
+		ends = append(ends, len(log))
+	}
+	for cut := 0; cut <= len(log); cut++ {
+		es, end := readFrames(log[:cut])
+		var want []entry
+		wantEnd := 0
+		for i, e := range ends {
+			if e <= cut {
+				want = append(want, batches[i]...)
+				wantEnd = e
+			}
+		}
+		if end != wantEnd || !reflect.DeepEqual(es, want) {
+			t.Fatalf("cut at %d: %d entries ending at %d, want %d ending at %d", cut, len(es), end, len(want), wantEnd)
+		}
+	}
+}
