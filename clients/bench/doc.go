@@ -7,6 +7,9 @@
 //
 // It owns the payload model (targets with 20-ish pods, a CPU utilization and an External
 // metric, a behavior), latency recording and percentiles, and reading a server process's CPU
-// time and RSS from /proc. It imports the generated API and package recommender (for its
+// time and RSS from /proc. The hot loop writes each Recommend request's wire encoding
+// directly (the bytes proto.Marshal would write for Workload.Request's message) and sends
+// it as is: the generator shares the machine with the server it measures, and every
+// microsecond it spends per call is taken from the server. It imports the generated API and package recommender (for its
 // string constants) only; it never imports the server or a store.
 package bench

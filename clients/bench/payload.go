@@ -29,6 +29,8 @@ const (
 	// utilization, so a share of the decisions scale up and, once the scale-down window has
 	// passed, down.
 	loadPeriod = 24
+	// targetPrefix starts the names of the targets and of their pods.
+	targetPrefix = "bench-"
 )
 
 // DefaultLoadSwing is the default amplitude of each target's CPU demand cycle (±40 %).
@@ -45,6 +47,8 @@ type Workload struct {
 	startTime          *timestamppb.Timestamp
 	window             *durationpb.Duration
 	swing              float64
+	// wire holds the encodings AppendRequest copies into every request.
+	wire wireParts
 }
 
 type targetState struct {
@@ -67,6 +71,7 @@ func NewWorkload(cluster, namespace string, n int) *Workload {
 	for i := range w.targets {
 		w.targets[i].replicas.Store(initialReplicas)
 	}
+	w.wire = newWireParts(w)
 	return w
 }
 
@@ -113,7 +118,7 @@ func benchSpec() *pb.HorizontalPodAutoscalerSpec {
 
 // Ref returns target i's reference.
 func (w *Workload) Ref(i int) *pb.TargetRef {
-	return &pb.TargetRef{Cluster: w.cluster, Namespace: w.namespace, Name: "bench-" + strconv.Itoa(i)}
+	return &pb.TargetRef{Cluster: w.cluster, Namespace: w.namespace, Name: targetPrefix + strconv.Itoa(i)}
 }
 
 // Request builds the next Recommend request of target i at now: as many running, ready pods as
@@ -125,30 +130,17 @@ func (w *Workload) Request(i int, now time.Time) *pb.RecommendRequest {
 
 // requestWithPods is Request with a given replica (and pod) count.
 func (w *Workload) requestWithPods(i int, replicas int32, now time.Time) *pb.RecommendRequest {
-	t := &w.targets[i]
-	k := t.calls.Add(1)
-	// Total CPU demand in millicores: the initial replicas at the target utilization, ±swing
-	// along the target's own phase of the cycle.
-	phase := 2 * math.Pi * (float64(k)/loadPeriod + float64(i%97)/97)
-	demand := float64(initialReplicas*cpuRequestMilli*cpuTargetPct/100) * (1 + w.swing*math.Sin(phase))
-	perPod := int64(demand / float64(replicas))
-	sampleTime := timestamppb.New(now.Add(-10 * time.Second).Truncate(time.Second))
-	ready := true
+	c := w.nextCall(i, replicas, now)
+	sampleTime := timestamppb.New(c.sampleTime)
 	pods := make([]*pb.PodState, replicas)
 	samples := make([]*pb.PodMetricValue, replicas)
-	prefix := "bench-" + strconv.Itoa(i) + "-"
+	prefix := podPrefix(i)
+	ready := true
 	for j := range pods {
 		name := prefix + strconv.Itoa(j)
-		pods[j] = &pb.PodState{
-			Name: name, Phase: "Running", Ready: &ready,
-			ReadyTransitionTime: w.startTime, StartTime: w.startTime,
-			Containers: []*pb.ContainerState{{Name: "app", Requests: map[string]string{"cpu": "500m", "memory": "256Mi"}}},
-		}
-		// ±5% spread between pods.
-		v := perPod + perPod*int64(j%11-5)/100
-		samples[j] = &pb.PodMetricValue{Pod: name, Value: strconv.FormatInt(v, 10) + "m", Timestamp: sampleTime, Window: w.window}
+		pods[j] = w.pod(name, &ready)
+		samples[j] = &pb.PodMetricValue{Pod: name, Value: strconv.FormatInt(c.sample(j), 10) + "m", Timestamp: sampleTime, Window: w.window}
 	}
-	queue := int64(demand / float64(cpuRequestMilli*cpuTargetPct/100) * queuePerPod * 0.7)
 	return &pb.RecommendRequest{
 		Target:          w.Ref(i),
 		Spec:            w.spec,
@@ -156,8 +148,51 @@ func (w *Workload) requestWithPods(i int, replicas int32, now time.Time) *pb.Rec
 		Pods:            pods,
 		Metrics: []*pb.MetricObservation{
 			{PodValues: samples},
-			{Values: []string{strconv.FormatInt(queue, 10)}},
+			{Values: []string{strconv.FormatInt(c.queue, 10)}},
 		},
+	}
+}
+
+// call is what differs from one request of a target to the next. Both encodings of a request
+// (requestWithPods and appendRequestWithPods) take it from nextCall, so they cannot drift apart.
+type call struct {
+	// perPod is the average CPU usage of a pod, in millicores.
+	perPod int64
+	// queue is the queue depth.
+	queue int64
+	// sampleTime is the time of every CPU sample.
+	sampleTime time.Time
+}
+
+// nextCall counts a call of target i with replicas pods at now and returns its values.
+func (w *Workload) nextCall(i int, replicas int32, now time.Time) call {
+	k := w.targets[i].calls.Add(1)
+	// Total CPU demand in millicores: the initial replicas at the target utilization, ±swing
+	// along the target's own phase of the cycle.
+	phase := 2 * math.Pi * (float64(k)/loadPeriod + float64(i%97)/97)
+	demand := float64(initialReplicas*cpuRequestMilli*cpuTargetPct/100) * (1 + w.swing*math.Sin(phase))
+	return call{
+		perPod:     int64(demand / float64(replicas)),
+		queue:      int64(demand / float64(cpuRequestMilli*cpuTargetPct/100) * queuePerPod * 0.7),
+		sampleTime: now.Add(-10 * time.Second).Truncate(time.Second),
+	}
+}
+
+// sample is pod j's CPU usage in millicores: ±5% spread between pods.
+func (c call) sample(j int) int64 {
+	return c.perPod + c.perPod*int64(j%11-5)/100
+}
+
+// podPrefix is what the names of target i's pods start with.
+func podPrefix(i int) string { return targetPrefix + strconv.Itoa(i) + "-" }
+
+// pod is a running pod of a target, ready as *ready says (true; a request's pods share it):
+// all its pods are alike but for their names.
+func (w *Workload) pod(name string, ready *bool) *pb.PodState {
+	return &pb.PodState{
+		Name: name, Phase: "Running", Ready: ready,
+		ReadyTransitionTime: w.startTime, StartTime: w.startTime,
+		Containers: []*pb.ContainerState{{Name: "app", Requests: map[string]string{"cpu": "500m", "memory": "256Mi"}}},
 	}
 }
 

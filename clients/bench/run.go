@@ -179,7 +179,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	type target struct {
 		name    string
-		clients []pb.RecommenderServiceClient
+		conns   []conn
 		pid     int
 		hostile *hostile
 	}
@@ -195,7 +195,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, err
 		}
 		defer closeAll()
-		targets = append(targets, target{name: "baseline", clients: cl})
+		targets = append(targets, target{name: "baseline", conns: cl})
 	}
 	if cfg.Addr != "" {
 		cl, closeAll, err := dial(cfg.Addr, cfg.Conns)
@@ -203,13 +203,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, err
 		}
 		defer closeAll()
-		svc := target{name: "service", clients: cl, pid: cfg.ServerPID}
+		svc := target{name: "service", conns: cl, pid: cfg.ServerPID}
 		if cfg.Hostile > 0 {
-			svc.hostile = newHostile(cfg.Addr, cl[0], wl)
+			svc.hostile = newHostile(cfg.Addr, cl[0].client, wl)
 		}
 		targets = append(targets, svc)
 		if cfg.Populate {
-			p, err := populate(ctx, cfg, wl, svc.clients, svc.pid)
+			p, err := populate(ctx, cfg, wl, svc.conns, svc.pid)
 			if err != nil {
 				return nil, err
 			}
@@ -236,7 +236,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}
-				res, err := measureWith(ctx, cfg, wl, t.clients, t.pid, t.hostile, r.mode, r.conc, r.rate)
+				res, err := measureWith(ctx, cfg, wl, t.conns, t.pid, t.hostile, r.mode, r.conc, r.rate)
 				if err != nil {
 					return nil, err
 				}
@@ -259,36 +259,41 @@ func (c *Config) progress(format string, args ...any) {
 	}
 }
 
-func dial(addr string, n int) ([]pb.RecommenderServiceClient, func(), error) {
-	var conns []*grpc.ClientConn
+// conn is one connection to a server: Recommend sends encoded requests on cc (recommend),
+// the other calls go through client.
+type conn struct {
+	cc     *grpc.ClientConn
+	client pb.RecommenderServiceClient
+}
+
+func dial(addr string, n int) ([]conn, func(), error) {
+	var conns []conn
 	closeAll := func() {
 		for _, c := range conns {
-			_ = c.Close()
+			_ = c.cc.Close()
 		}
 	}
-	var out []pb.RecommenderServiceClient
 	for range n {
 		cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 		if err != nil {
 			closeAll()
 			return nil, nil, fmt.Errorf("dial %s: %w", addr, err)
 		}
-		conns = append(conns, cc)
-		out = append(out, pb.NewRecommenderServiceClient(cc))
+		conns = append(conns, conn{cc: cc, client: pb.NewRecommenderServiceClient(cc)})
 	}
-	return out, closeAll, nil
+	return conns, closeAll, nil
 }
 
 // caller returns the unit of work: the next target's Recommend and, when it asks for a scale,
-// the ReportScale a controller would send after a successful scale write.
-func caller(cfg Config, wl *Workload, clients []pb.RecommenderServiceClient, next *atomic.Int64) callFunc {
+// the ReportScale a controller would send after a successful scale write. The Recommend
+// request is encoded directly (recommend), the cheapest for the generator.
+func caller(cfg Config, wl *Workload, conns []conn, next *atomic.Int64) callFunc {
 	return func(ctx context.Context, worker int, st *stats, start time.Time, record bool) {
-		cl := clients[worker%len(clients)]
+		cl := conns[worker%len(conns)]
 		i := int((next.Add(1) - 1) % int64(wl.Targets()))
-		req := wl.Request(i, time.Now())
 		ctx, cancel := context.WithTimeout(ctx, cfg.CallTimeout)
 		defer cancel()
-		resp, err := cl.Recommend(ctx, req)
+		resp, err := recommend(ctx, cl.cc, wl, i, time.Now())
 		lat := time.Since(start)
 		if err != nil {
 			if record {
@@ -309,7 +314,7 @@ func caller(cfg Config, wl *Workload, clients []pb.RecommenderServiceClient, nex
 		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.CallTimeout)
 		defer rcancel()
 		t := time.Now()
-		_, err = cl.ReportScale(rctx, &pb.ReportScaleRequest{Target: req.Target, RecommendationId: resp.GetRecommendationId(), Succeeded: true})
+		_, err = cl.client.ReportScale(rctx, &pb.ReportScaleRequest{Target: wl.Ref(i), RecommendationId: resp.GetRecommendationId(), Succeeded: true})
 		if err != nil {
 			if record {
 				st.report.Error()
@@ -323,7 +328,7 @@ func caller(cfg Config, wl *Workload, clients []pb.RecommenderServiceClient, nex
 	}
 }
 
-func populate(ctx context.Context, cfg Config, wl *Workload, clients []pb.RecommenderServiceClient, pid int) (*Populated, error) {
+func populate(ctx context.Context, cfg Config, wl *Workload, conns []conn, pid int) (*Populated, error) {
 	p := &Populated{Targets: wl.Targets()}
 	var before ProcSample
 	if pid > 0 {
@@ -334,7 +339,7 @@ func populate(ctx context.Context, cfg Config, wl *Workload, clients []pb.Recomm
 		p.RSSStart = before.RSS
 	}
 	var next atomic.Int64
-	call := caller(cfg, wl, clients, &next)
+	call := caller(cfg, wl, conns, &next)
 	var errs atomic.Int64
 	done := make(chan struct{})
 	workers := min(cfg.PopulateConcurrency, wl.Targets())
@@ -383,9 +388,9 @@ func populate(ctx context.Context, cfg Config, wl *Workload, clients []pb.Recomm
 }
 
 // measureWith is measure with hostile callers alongside, when h is not nil.
-func measureWith(ctx context.Context, cfg Config, wl *Workload, clients []pb.RecommenderServiceClient, pid int, h *hostile, mode string, conc int, rate float64) (Result, error) {
+func measureWith(ctx context.Context, cfg Config, wl *Workload, conns []conn, pid int, h *hostile, mode string, conc int, rate float64) (Result, error) {
 	if h == nil {
-		return measure(ctx, cfg, wl, clients, pid, mode, conc, rate)
+		return measure(ctx, cfg, wl, conns, pid, mode, conc, rate)
 	}
 	var before HostileStats
 	var err error
@@ -402,7 +407,7 @@ func measureWith(ctx context.Context, cfg Config, wl *Workload, clients []pb.Rec
 	hctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { h.run(hctx, cfg.Hostile); close(done) }()
-	res, err := measure(ctx, cfg, wl, clients, pid, mode, conc, rate)
+	res, err := measure(ctx, cfg, wl, conns, pid, mode, conc, rate)
 	stop()
 	<-done
 	if err != nil {
@@ -419,10 +424,10 @@ func measureWith(ctx context.Context, cfg Config, wl *Workload, clients []pb.Rec
 	return res, nil
 }
 
-func measure(ctx context.Context, cfg Config, wl *Workload, clients []pb.RecommenderServiceClient, pid int, mode string, conc int, rate float64) (Result, error) {
+func measure(ctx context.Context, cfg Config, wl *Workload, conns []conn, pid int, mode string, conc int, rate float64) (Result, error) {
 	res := Result{Mode: mode, Concurrency: conc, Rate: rate}
 	var next atomic.Int64
-	call := caller(cfg, wl, clients, &next)
+	call := caller(cfg, wl, conns, &next)
 	// The warm-up is part of the run, so samples bracket it: usage covers warm-up too, which
 	// runs at the same load.
 	var srvBefore ProcSample

@@ -1,0 +1,206 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/encoding"
+	encproto "google.golang.org/grpc/encoding/proto"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
+)
+
+// checkEncoding fails t unless b decodes to want and is as long as want's proto encoding: the
+// same message, each field written once and none at its default.
+func checkEncoding(t *testing.T, name string, b []byte, want *pb.RecommendRequest) {
+	t.Helper()
+	got := new(pb.RecommendRequest)
+	if err := proto.Unmarshal(b, got); err != nil {
+		t.Fatalf("%s: the encoding does not decode: %v", name, err)
+	}
+	if !proto.Equal(got, want) {
+		t.Fatalf("%s: the encoding decodes to another request (-want +got):\n%s", name, cmp.Diff(want, got, protocmp.Transform()))
+	}
+	if n := proto.Size(want); len(b) != n {
+		t.Fatalf("%s: the encoding is %d bytes, proto.Marshal's %d", name, len(b), n)
+	}
+}
+
+// TestAppendRequestIsRequest: for several targets, replica counts, call numbers, load swings
+// and times, what appendRequestWithPods writes is the request requestWithPods builds for the
+// same call, and it leaves what b held before alone.
+func TestAppendRequestIsRequest(t *testing.T) {
+	nows := []time.Time{
+		time.Now(),
+		time.Unix(5, 0), // samples taken before 1970: negative seconds
+		time.Date(2031, 5, 6, 7, 8, 9, 123456789, time.UTC),
+	}
+	for _, names := range [][2]string{{"cluster-a", "ns"}, {"", ""}} {
+		wl := NewWorkload(names[0], names[1], 12346)
+		for _, swing := range []float64{0, DefaultLoadSwing, 0.9} {
+			wl.SetLoadSwing(swing)
+			for _, i := range []int{0, 1, 96, 97, 12345} {
+				// 0 pods; 300, a list of samples whose length takes 3 bytes.
+				for _, replicas := range []int32{0, 1, 7, 20, 40, 300} {
+					for _, k := range []int64{1, 2, 7, 13, 24, 1000003} {
+						for _, now := range nows {
+							name := fmt.Sprintf("cluster %q swing %g target %d replicas %d call %d at %v", names[0], swing, i, replicas, k, now)
+							wl.targets[i].calls.Store(k - 1)
+							want := wl.requestWithPods(i, replicas, now)
+							wl.targets[i].calls.Store(k - 1)
+							b := wl.appendRequestWithPods([]byte("held"), i, replicas, now)
+							if !bytes.HasPrefix(b, []byte("held")) {
+								t.Fatalf("%s: the bytes b held before were overwritten", name)
+							}
+							checkEncoding(t, name, b[4:], want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestAppendTimestamp: appendTimestamp writes what proto.Marshal writes for timestamppb.New,
+// nanoseconds and times before 1970 included (the workload's samples are whole seconds).
+func TestAppendTimestamp(t *testing.T) {
+	for _, at := range []time.Time{
+		time.Unix(0, 0), time.Unix(1, 0), time.Unix(0, 1), time.Unix(-5, 0), time.Unix(-5, 999999999),
+		time.Date(2031, 5, 6, 7, 8, 9, 123456789, time.UTC), time.Now(),
+	} {
+		want := mustMarshal("timestamp", &pb.SimulateStep{Time: timestamppb.New(at)}) // field 1
+		if got := appendTimestamp(nil, 1, at); !bytes.Equal(got, want) {
+			t.Errorf("%v: appendTimestamp wrote %x, proto.Marshal %x", at, got, want)
+		}
+	}
+}
+
+// TestAppendRequestCountsCalls: AppendRequest is Request's encoding, with the replica count a
+// reported scale left, and counts the call as Request does, so calls alternating between them
+// see one sequence of calls.
+func TestAppendRequestCountsCalls(t *testing.T) {
+	wl := NewWorkload("c", "ns", 3)
+	now := time.Now()
+	wl.Applied(2, 13)
+	for k := range int64(30) {
+		if k%2 == 0 {
+			wl.Request(2, now)
+		} else {
+			wl.AppendRequest(nil, 2, now)
+		}
+		if got := wl.targets[2].calls.Load(); got != k+1 {
+			t.Fatalf("after %d calls the target counts %d", k+1, got)
+		}
+		wl.targets[2].calls.Store(k)
+		want := wl.Request(2, now)
+		wl.targets[2].calls.Store(k)
+		checkEncoding(t, fmt.Sprintf("call %d", k+1), wl.AppendRequest(nil, 2, now), want)
+	}
+}
+
+// TestRecommendSendsRequest sends encoded requests as the generator does (recommend) to a
+// server that decodes them with the proto codec: it receives Request's request, as plain
+// "application/grpc" (protobuf, what the generated client sends), and the response decodes.
+func TestRecommendSendsRequest(t *testing.T) {
+	var (
+		mu           sync.Mutex
+		contentTypes []string
+	)
+	srv := grpc.NewServer(grpc.UnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		md, _ := metadata.FromIncomingContext(ctx)
+		mu.Lock()
+		contentTypes = append(contentTypes, md.Get("content-type")...)
+		mu.Unlock()
+		return h(ctx, req)
+	}))
+	received := make(chan *pb.RecommendRequest, 1)
+	answer := fixedResponse()
+	pb.RegisterRecommenderServiceServer(srv, &recordingServer{NoopServer{resp: answer}, received})
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	conns, closeAll, err := dial(lis.Addr().String(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(closeAll)
+
+	wl := NewWorkload("c", "ns", 5)
+	now := time.Now()
+	for i := range 5 {
+		wl.Applied(i, int32(5*i+1))
+		resp, err := recommend(t.Context(), conns[0].cc, wl, i, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !proto.Equal(resp, answer) {
+			t.Errorf("target %d: response %v, want the baseline's", i, resp)
+		}
+		got := <-received
+		wl.targets[i].calls.Store(0)
+		if want := wl.Request(i, now); !proto.Equal(got, want) {
+			t.Errorf("target %d: the server received another request (-want +got):\n%s", i, cmp.Diff(want, got, protocmp.Transform()))
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(contentTypes) != 5 {
+		t.Fatalf("content types %q, want one per call", contentTypes)
+	}
+	for _, ct := range contentTypes {
+		if ct != "application/grpc" {
+			t.Errorf("content type %q, want application/grpc", ct)
+		}
+	}
+}
+
+// recordingServer is the baseline, passing on each request it receives.
+type recordingServer struct {
+	NoopServer
+	received chan<- *pb.RecommendRequest
+}
+
+func (s *recordingServer) Recommend(ctx context.Context, req *pb.RecommendRequest) (*pb.RecommendResponse, error) {
+	s.received <- req
+	return s.NoopServer.Recommend(ctx, req)
+}
+
+// BenchmarkRequest is the generator's per-call cost of a Recommend request up to the bytes
+// gRPC writes, each freed as gRPC frees it once written: "message" builds the request with
+// Request and marshals it with grpc-go's proto codec, as the generator did; "wire" encodes it
+// with encodeRequest and passes it through requestCodec, as the generator does.
+func BenchmarkRequest(b *testing.B) {
+	const targets = 1000
+	wl := NewWorkload("bench", "bench", targets)
+	now := time.Now()
+	run := func(b *testing.B, codec encoding.CodecV2, msg func(i int) any) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			data, err := codec.Marshal(msg(i % targets))
+			if err != nil {
+				b.Fatal(err)
+			}
+			data.Free()
+		}
+	}
+	b.Run("message", func(b *testing.B) {
+		run(b, encoding.GetCodecV2(encproto.Name), func(i int) any { return wl.Request(i, now) })
+	})
+	b.Run("wire", func(b *testing.B) {
+		run(b, requestCodec{}, func(i int) any { return wl.encodeRequest(i, now) })
+	})
+}
