@@ -87,6 +87,7 @@ type Store struct {
 	overlay map[string]logged
 
 	ckMu      sync.Mutex    // one checkpoint at a time
+	applied   uint64        // the newest log segment in bbolt; guarded by ckMu
 	ckPoke    chan struct{} // asks the checkpoint goroutine for one now
 	ckStop    chan struct{}
 	ckDone    chan struct{}
@@ -168,6 +169,7 @@ func open(db *bolt.DB, path string, opts Options) (*Store, error) {
 	}
 	var seq uint64
 	_ = db.View(func(tx *bolt.Tx) error { seq = tx.Bucket(bucketTargets).Sequence(); return nil })
+	_ = os.Remove(filepath.Join(dir, spareName)) // its zeros may not have reached the disk
 	w, err := openWAL(dir, last+1, opts.NoSync)
 	if err != nil {
 		return nil, err
@@ -177,7 +179,7 @@ func open(db *bolt.DB, path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{db: db, path: path, maxBatch: opts.MaxBatchSize, opts: opts,
-		hints: newHints(opts.CachedTargets), wal: w, seq: int64(seq), overlay: map[string]logged{},
+		hints: newHints(opts.CachedTargets), wal: w, seq: int64(seq), applied: last, overlay: map[string]logged{},
 		ckPoke: make(chan struct{}, 1), ckStop: make(chan struct{}), ckDone: make(chan struct{}),
 		queue: make(chan *write, queueLength), committed: make(chan struct{})}
 	go s.commitLoop()
@@ -214,7 +216,7 @@ func replay(db *bolt.DB, dir string) (uint64, error) {
 			return 0, fmt.Errorf("read write-ahead log: %w", err)
 		}
 		fes, end := readFrames(data)
-		if end < len(data) && i < len(segs)-1 {
+		if end < len(data) && i < len(segs)-1 && !allZero(data[end:]) {
 			// Only the newest segment can end in a frame a crash cut short: the older ones
 			// were complete and synced before the next one started.
 			return 0, fmt.Errorf("write-ahead log segment %s is corrupt at byte %d of %d; it holds acknowledged writes that are not in the bbolt file. Keep a copy of %s for recovery",
@@ -435,6 +437,7 @@ func (s *Store) checkpointLoop() {
 	defer close(s.ckDone)
 	tick := time.NewTicker(s.opts.CheckpointInterval)
 	defer tick.Stop()
+	s.spare(0)
 	for {
 		select {
 		case <-s.ckStop:
@@ -442,22 +445,39 @@ func (s *Store) checkpointLoop() {
 		case <-s.ckPoke:
 		case <-tick.C:
 		}
-		if err := s.checkpoint(); err != nil {
+		logged, err := s.checkpointSized()
+		if err != nil {
 			s.ckErr.Store(&err)
 		} else {
 			s.ckErr.Store(nil)
 		}
+		s.spare(logged)
 	}
+}
+
+// spare prepares the next segment, sized for twice what the last one held (bounded by
+// CheckpointBytes, past which a checkpoint starts anyway): a slow trickle of writes does not
+// pay for a large file of zeros at every checkpoint. A failure only costs speed: the next
+// segment appends.
+func (s *Store) spare(lastSegment int64) {
+	size := min(max(2*lastSegment, minSpare), s.opts.CheckpointBytes+minSpare)
+	_ = s.wal.prepareSpare(size)
 }
 
 // checkpoint copies every record logged so far into bbolt and deletes the log segments that
 // held them. Records logged while it runs stay in the overlay for the next one.
 func (s *Store) checkpoint() error {
+	_, err := s.checkpointSized()
+	return err
+}
+
+// checkpointSized is checkpoint, also returning how many bytes the segment it closed held.
+func (s *Store) checkpointSized() (int64, error) {
 	s.ckMu.Lock()
 	defer s.ckMu.Unlock()
-	seg, err := s.wal.rotate()
+	seg, logged, err := s.wal.rotate()
 	if err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
+		return 0, fmt.Errorf("checkpoint: %w", err)
 	}
 	// Every entry of the segments up to seg is in the overlay now (or in bbolt already).
 	s.omu.RLock()
@@ -466,13 +486,15 @@ func (s *Store) checkpoint() error {
 		snap = append(snap, entry{key: k, val: e.val, rev: e.rev})
 	}
 	s.omu.RUnlock()
-	if len(snap) > 0 || seg > 0 {
-		// Sorted keys make bbolt's inserts sequential: fewer page splits and touched pages.
-		slices.SortFunc(snap, func(a, b entry) int { return strings.Compare(a.key, b.key) })
-		if err := s.db.Update(func(tx *bolt.Tx) error { return applyEntries(tx, snap, seg) }); err != nil {
-			return fmt.Errorf("checkpoint: %w", err)
-		}
+	if len(snap) == 0 && seg == s.applied {
+		return 0, nil // nothing logged since the last checkpoint
 	}
+	// Sorted keys make bbolt's inserts sequential: fewer page splits and touched pages.
+	slices.SortFunc(snap, func(a, b entry) int { return strings.Compare(a.key, b.key) })
+	if err := s.db.Update(func(tx *bolt.Tx) error { return applyEntries(tx, snap, seg) }); err != nil {
+		return 0, fmt.Errorf("checkpoint: %w", err)
+	}
+	s.applied = seg
 	s.omu.Lock()
 	for _, e := range snap {
 		if cur, ok := s.overlay[e.key]; ok && cur.rev == e.rev {
@@ -481,9 +503,9 @@ func (s *Store) checkpoint() error {
 	}
 	s.omu.Unlock()
 	if err := s.wal.removeThrough(seg); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
+		return logged, fmt.Errorf("checkpoint: %w", err)
 	}
-	return nil
+	return logged, nil
 }
 
 // overlayLen is how many records wait in the log for a checkpoint.

@@ -35,6 +35,12 @@ import (
 // then deletes those segments. Open replays the segments after wal_applied in order; the last
 // one may end in a torn frame (a machine crash during a write, never acknowledged), which
 // replay stops at. A bad frame in any earlier segment is corruption: Open refuses the file.
+//
+// Segments are preallocated: the checkpoint goroutine writes a spare file of zeros (spare.tmp)
+// ahead of need, and a rotation renames it into the next segment. Frames then overwrite
+// blocks the file already owns, so a sync flushes data alone; appending would change the
+// file's size and block map on every frame, and each sync would wait for a filesystem journal
+// commit too. A zero length ends a segment's frames: an older segment may end in zeros.
 
 const (
 	walSuffix    = ".wal"
@@ -43,6 +49,8 @@ const (
 	opDelete     = 0
 	opPut        = 1
 	maxFrameSize = 1 << 30
+	spareName    = "spare.tmp"
+	minSpare     = 1 << 20
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -177,14 +185,16 @@ type wal struct {
 	size   int64  // bytes in the current segment
 	buf    []byte // frame buffer, reused
 	failed error  // a write or sync failed: the segment's tail is unknown, append no more
+	spare  bool   // spare.tmp is ready to become the next segment
 }
 
-// openWAL starts segment seg in dir, creating dir.
+// openWAL starts segment seg in dir, creating dir, on a preallocated file.
 func openWAL(dir string, seg uint64, noSync bool) (*wal, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("create write-ahead log directory: %w", err)
 	}
 	w := &wal{dir: dir, noSync: noSync}
+	_ = w.prepareSpare(minSpare) // without it the first segment appends: slower, not wrong
 	if err := w.start(seg); err != nil {
 		return nil, err
 	}
@@ -194,7 +204,14 @@ func openWAL(dir string, seg uint64, noSync bool) (*wal, error) {
 // start creates segment seg and makes its directory entry durable, so a sync of its contents
 // is never lost with the file's name.
 func (w *wal) start(seg uint64) error {
-	f, err := os.OpenFile(filepath.Join(w.dir, segmentName(seg)), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	name := filepath.Join(w.dir, segmentName(seg))
+	if w.spare {
+		w.spare = false
+		if err := os.Rename(filepath.Join(w.dir, spareName), name); err != nil {
+			return fmt.Errorf("start write-ahead log segment: %w", err)
+		}
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("create write-ahead log segment: %w", err)
 	}
@@ -237,7 +254,7 @@ func (w *wal) append(es []entry, publish func()) (int64, error) {
 	if len(w.buf)-frameHeader > maxFrameSize {
 		return 0, fmt.Errorf("write-ahead log frame of %d bytes exceeds %d", len(w.buf), maxFrameSize)
 	}
-	if _, err := w.f.Write(w.buf); err != nil {
+	if _, err := w.f.WriteAt(w.buf, w.size); err != nil {
 		w.failed = fmt.Errorf("write-ahead log write failed (no write is accepted until a restart): %w", err)
 		return 0, w.failed
 	}
@@ -256,24 +273,60 @@ func (w *wal) append(es []entry, publish func()) (int64, error) {
 }
 
 // rotate starts a new segment if the current one holds anything, and returns the newest segment
-// whose every entry has been appended and published.
-func (w *wal) rotate() (uint64, error) {
+// whose every entry has been appended and published, and how many bytes of frames the segment
+// it closed held (0: it did not rotate).
+func (w *wal) rotate() (seg uint64, logged int64, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.failed != nil {
-		return 0, w.failed
+		return 0, 0, w.failed
 	}
 	if w.size == 0 {
-		return w.seg - 1, nil
+		return w.seg - 1, 0, nil
 	}
-	old := w.f
+	old, logged := w.f, w.size
 	if err := w.start(w.seg + 1); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if err := old.Close(); err != nil {
-		return 0, fmt.Errorf("close write-ahead log segment: %w", err)
+		return 0, 0, fmt.Errorf("close write-ahead log segment: %w", err)
 	}
-	return w.seg - 1, nil
+	return w.seg - 1, logged, nil
+}
+
+// prepareSpare writes the next segment's file ahead of need: size bytes of zeros, synced. It
+// runs outside the log's lock (it is slow), on the goroutine that rotates, so never during a
+// rotation. Without a spare, a rotation creates an empty segment and frames append.
+func (w *wal) prepareSpare(size int64) error {
+	w.mu.Lock()
+	ready := w.spare
+	w.mu.Unlock()
+	if ready {
+		return nil
+	}
+	path := filepath.Join(w.dir, spareName)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("preallocate write-ahead log segment: %w", err)
+	}
+	zeros := make([]byte, minSpare)
+	for off := int64(0); off < size && err == nil; off += int64(len(zeros)) {
+		_, err = f.Write(zeros)
+	}
+	if err == nil && !w.noSync {
+		err = datasync(f)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(path)
+		return fmt.Errorf("preallocate write-ahead log segment: %w", err)
+	}
+	w.mu.Lock()
+	w.spare = true
+	w.mu.Unlock()
+	return nil
 }
 
 // removeThrough deletes the segments numbered up to seg.
@@ -299,6 +352,9 @@ func (w *wal) close(empty bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	err := w.f.Close()
+	if w.spare {
+		_ = os.Remove(filepath.Join(w.dir, spareName))
+	}
 	if err == nil && empty && w.size == 0 && w.failed == nil {
 		if err = os.Remove(filepath.Join(w.dir, segmentName(w.seg))); err == nil {
 			_ = os.Remove(w.dir) // fails, harmlessly, if anything else is in it
@@ -315,4 +371,14 @@ func (w *wal) err() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.failed
+}
+
+// allZero reports whether b holds only zero bytes: the unused end of a preallocated segment.
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -141,24 +141,21 @@ func TestReplayStopsAtTornFrame(t *testing.T) {
 	for i := range 10 {
 		setMax(t, s, "web", int32(i+1)) // one frame each: every Update waits for its commit
 	}
-	info, err := os.Stat(onlySegment(t, crashCopy(t, s)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	end := s.wal.size           // where the frames end (the segment is preallocated: zeros follow)
 	lastFrame := len(s.wal.buf) // the buffer holds the last frame written
 	for name, damage := range map[string]func(t *testing.T, seg string){
-		"cut in the header": func(t *testing.T, seg string) { truncate(t, seg, info.Size()-int64(lastFrame)+3) },
+		"cut in the header": func(t *testing.T, seg string) { truncate(t, seg, end-int64(lastFrame)+3) },
 		"cut in the payload": func(t *testing.T, seg string) {
-			truncate(t, seg, info.Size()-int64(lastFrame/2))
+			truncate(t, seg, end-int64(lastFrame/2))
 		},
-		"a flipped byte": func(t *testing.T, seg string) { flip(t, seg, info.Size()-10) },
+		"a flipped byte": func(t *testing.T, seg string) { flip(t, seg, end-10) },
 		"garbage after it": func(t *testing.T, seg string) {
-			f, err := os.OpenFile(seg, os.O_WRONLY|os.O_APPEND, 0)
+			f, err := os.OpenFile(seg, os.O_WRONLY, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			if _, err := f.Write([]byte("\xff\xff\xff\x7fjunk")); err != nil {
+			if _, err := f.WriteAt([]byte("\xff\xff\xff\x7fjunk"), end); err != nil {
 				t.Fatal(err)
 			}
 		},
@@ -207,7 +204,7 @@ func TestCorruptOlderSegmentIsRefused(t *testing.T) {
 	s := openT(t, filepath.Join(t.TempDir(), "hpa.db"), noCheckpoints)
 	setMax(t, s, "web", 1)
 	setMax(t, s, "api", 1)
-	if _, err := s.wal.rotate(); err != nil {
+	if _, _, err := s.wal.rotate(); err != nil {
 		t.Fatal(err)
 	}
 	setMax(t, s, "web", 2)
@@ -346,5 +343,43 @@ func TestFramesRoundTrip(t *testing.T) {
 		if end != wantEnd || !reflect.DeepEqual(es, want) {
 			t.Fatalf("cut at %d: %d entries ending at %d, want %d ending at %d", cut, len(es), end, len(want), wantEnd)
 		}
+	}
+}
+
+// TestOlderSegmentMayEndInZeros: a segment made from a preallocated spare ends in the zeros
+// its frames did not overwrite, which is no damage: replay reads it and the segments after it.
+func TestOlderSegmentMayEndInZeros(t *testing.T) {
+	s := openT(t, filepath.Join(t.TempDir(), "hpa.db"), noCheckpoints)
+	setMax(t, s, "web", 1)
+	if err := s.wal.prepareSpare(minSpare); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.wal.rotate(); err != nil {
+		t.Fatal(err)
+	}
+	setMax(t, s, "web", 2)
+	setMax(t, s, "api", 7)
+	if _, _, err := s.wal.rotate(); err != nil {
+		t.Fatal(err)
+	}
+	setMax(t, s, "web", 3)
+	db := crashCopy(t, s)
+	segs, _ := listSegments(db + walSuffix)
+	if len(segs) != 3 {
+		t.Fatalf("segments %v, want three", segs)
+	}
+	middle, err := os.ReadFile(filepath.Join(db+walSuffix, segmentName(segs[1])))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, end := readFrames(middle); end >= len(middle) || !allZero(middle[end:]) {
+		t.Fatalf("the middle segment (%d bytes, frames end at %d) is not a preallocated one", len(middle), end)
+	}
+	r := openT(t, db, noCheckpoints)
+	if got := maxOf(t, r, "web"); got != 3 {
+		t.Errorf("web: MaxReplicas %d after replay, want 3", got)
+	}
+	if got := maxOf(t, r, "api"); got != 7 {
+		t.Errorf("api: MaxReplicas %d after replay, want 7", got)
 	}
 }
