@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"encoding/binary"
 	"math"
 	"strconv"
 	"sync"
@@ -33,7 +34,7 @@ import (
 // not pin it for good.
 const maxPooledDecoder = 64 << 10
 
-var fastDecoders = sync.Pool{New: func() any { return new(fastDecoder) }}
+var fastDecoders = sync.Pool{New: func() any { return &fastDecoder{lastDate: [10]byte([]byte("1970-01-01"))} }}
 
 // decodeFast decodes b, and reports false when b is not exactly in the form encodeRecord
 // writes or would make Unmarshal fail; the caller then takes the slow path.
@@ -81,6 +82,9 @@ type fastDecoder struct {
 	ratios []fixup[float64]
 	labels []label
 	int32s []int32 // backs the record's *int32 fields; part of the result, never pooled
+
+	lastDate [10]byte // the last date time read, valid, and the Unix time its day starts
+	lastDay  int64
 
 	// Scratch for the elements of each kind of array, copied to a slice of exactly their
 	// number at the array's end. No array holds an array of its own kind.
@@ -195,7 +199,7 @@ func (d *fastDecoder) expect(c byte) {
 // and a comma before each but the first: no value ends in '{'.
 func (d *fastDecoder) member(name string) bool {
 	b, i := d.b, d.i
-	if d.bad {
+	if i >= len(b) { // failed (or truncated): i > 0 otherwise, past the record's opening
 		return false
 	}
 	if b[i-1] != '{' {
@@ -228,6 +232,15 @@ var unescaped = func() (ok [256]bool) {
 	return ok
 }()
 
+// needsLook reports whether one of the 8 bytes of w is not unescaped: '"', '\\' or a control
+// character. Strings are mostly long runs of plain bytes, skipped 8 at a time. The tests are
+// exact (no byte is missed); a borrow may only flag the wrong byte, which the byte loop sorts out.
+func needsLook(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	quote, backslash := w^(ones*'"'), w^(ones*'\\')
+	return ((w-ones*' ')&^w|(quote-ones)&^quote|(backslash-ones)&^backslash)&highs != 0
+}
+
 // str reads a string and returns the span of its text.
 func (d *fastDecoder) str() span {
 	if !d.byte('"') {
@@ -237,6 +250,9 @@ func (d *fastDecoder) str() span {
 	b, i, off := d.b, d.i, len(d.text)
 	for {
 		start := i
+		for i+8 <= len(b) && !needsLook(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
 		for i < len(b) && unescaped[b[i]] {
 			i++
 		}
@@ -390,24 +406,20 @@ func (d *fastDecoder) int32Ptr() *int32 {
 }
 
 // time reads a timestamp as time.Time.MarshalJSON writes a UTC one: RFC 3339 with "Z" and at
-// most nine fractional digits. It returns what time.Time.UnmarshalJSON returns for it. Other
-// zones, which Marshal never writes but which decode with Local or a FixedZone, are left to
-// the slow path.
+// most nine fractional digits. It returns what time.Time.UnmarshalJSON returns for it
+// (time.Date(..., time.UTC), which time.Unix(...).UTC() is). Other zones, which Marshal never
+// writes but which decode with Local or a FixedZone, are left to the slow path.
 func (d *fastDecoder) time() time.Time {
-	const layout = `"2006-01-02T15:04:05`
 	b := d.b[d.i:]
-	if len(b) < len(layout)+2 || b[0] != '"' || b[5] != '-' || b[8] != '-' || b[11] != 'T' || b[14] != ':' || b[17] != ':' {
+	if len(b) < len(`"2006-01-02T15:04:05Z"`) || b[0] != '"' || b[11] != 'T' || b[14] != ':' || b[17] != ':' {
 		d.fail()
 		return time.Time{}
 	}
-	year, ok := digits(b[1:5])
-	month, ok2 := digits(b[6:8])
-	day, ok3 := digits(b[9:11])
-	hour, ok4 := digits(b[12:14])
-	minute, ok5 := digits(b[15:17])
-	sec, ok6 := digits(b[18:20])
-	if !(ok && ok2 && ok3 && ok4 && ok5 && ok6) || month < 1 || month > 12 || day < 1 ||
-		day > daysIn(month, year) || hour > 23 || minute > 59 || sec > 59 {
+	day, ok := d.date(b[1:11])
+	hour, ok2 := twoDigits(b[12:14])
+	minute, ok3 := twoDigits(b[15:17])
+	sec, ok4 := twoDigits(b[18:20])
+	if !(ok && ok2 && ok3 && ok4) || hour > 23 || minute > 59 || sec > 59 {
 		d.fail()
 		return time.Time{}
 	}
@@ -432,18 +444,31 @@ func (d *fastDecoder) time() time.Time {
 		return time.Time{}
 	}
 	d.i += i + 2
-	return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
+	return time.Unix(day+int64(hour*3600+minute*60+sec), int64(nsec)).UTC()
 }
 
-func digits(b []byte) (int, bool) {
-	n := 0
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
+// date returns the Unix time at which the day b ("2006-01-02") starts in UTC, and whether b is
+// a valid date. It remembers the last date it read: most of a record's times are of one day.
+func (d *fastDecoder) date(b []byte) (int64, bool) {
+	if string(b) == string(d.lastDate[:]) {
+		return d.lastDay, true
 	}
-	return n, true
+	year, ok := twoDigits(b[0:2])
+	year2, ok2 := twoDigits(b[2:4])
+	month, ok3 := twoDigits(b[5:7])
+	day, ok4 := twoDigits(b[8:10])
+	year = year*100 + year2
+	if !(ok && ok2 && ok3 && ok4) || b[4] != '-' || b[7] != '-' || month < 1 || month > 12 || day < 1 || day > daysIn(month, year) {
+		return 0, false
+	}
+	d.lastDay = time.Date(year, time.Month(month), day, 0, 0, 0, 0, time.UTC).Unix()
+	copy(d.lastDate[:], b)
+	return d.lastDay, true
+}
+
+func twoDigits(b []byte) (int, bool) {
+	hi, lo := b[0]-'0', b[1]-'0'
+	return int(hi)*10 + int(lo), hi <= 9 && lo <= 9
 }
 
 func daysIn(month, year int) int {
