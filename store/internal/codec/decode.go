@@ -30,8 +30,8 @@ import (
 // length is known, keep their spans next to them until then. Quantities and usage ratios are
 // parsed from the same copy at the end, by the functions the slow path uses.
 
-// maxPooledDecoder bounds the scratch a pooled decoder keeps, so that one huge record does
-// not pin it for good.
+// maxPooledDecoder bounds the records whose decoder goes back to the pool: its scratch grows
+// with the record, and one huge record must not pin it for good.
 const maxPooledDecoder = 64 << 10
 
 var fastDecoders = sync.Pool{New: func() any { return &fastDecoder{lastDate: [10]byte([]byte("1970-01-01"))} }}
@@ -102,7 +102,7 @@ type fastDecoder struct {
 
 // release returns d to the pool with nothing that points into the result or the input.
 func (d *fastDecoder) release() {
-	if cap(d.text) > maxPooledDecoder {
+	if len(d.b) > maxPooledDecoder {
 		return
 	}
 	d.b, d.i, d.bad, d.int32s = nil, 0, false, nil
@@ -124,10 +124,9 @@ func (d *fastDecoder) release() {
 	fastDecoders.Put(d)
 }
 
-// clearSlice zeroes s up to its capacity (an array shorter than an earlier one of its kind
-// leaves that one's elements past its length) and empties it.
+// clearSlice zeroes s, so that the pool holds no pointer into a result, and empties it.
+// array clears what an earlier array of the same kind left past its own length.
 func clearSlice[T any](s []T) []T {
-	s = s[:cap(s)]
 	clear(s)
 	return s[:0]
 }
@@ -203,7 +202,7 @@ func (d *fastDecoder) member(name string) bool {
 		return false
 	}
 	if b[i-1] != '{' {
-		if i >= len(b) || b[i] != ',' {
+		if b[i] != ',' {
 			return false
 		}
 		i++
@@ -555,7 +554,7 @@ func (d *fastDecoder) lit(s string) bool {
 // array reads a non-empty array (the encoder omits empty ones) into scratch with elem and
 // returns its elements.
 func array[T any](d *fastDecoder, scratch *[]item[T], elem func(*fastDecoder, *item[T])) []item[T] {
-	items := (*scratch)[:0]
+	items := clearSlice(*scratch)
 	d.expect('[')
 	for !d.bad {
 		items = append(items, item[T]{})
@@ -608,9 +607,16 @@ func (d *fastDecoder) strings() []string {
 // The record, member by member in the encoder's order (see encode.go), converted as decRecord
 // converts: empty slices and maps are nil, since the encoder omits them.
 
+// v1Open opens every record of version 1, the only one decodeFast reads. Should the format
+// get a version 2, this fails to compile: unmarshalSlow would refuse the version 1 records
+// decodeFast still reads.
+const v1Open = `{"v":1`
+
+var _ = [1]struct{}{}[RecordVersion-1]
+
 func (d *fastDecoder) record() *store.Target {
 	t := new(store.Target)
-	if !d.lit(`{"v":1`) {
+	if !d.lit(v1Open) {
 		d.fail()
 		return nil
 	}
