@@ -208,7 +208,8 @@ func (d *fastDecoder) member(name string) bool {
 		i++
 	}
 	end := i + 1 + len(name)
-	if end+1 >= len(b) || b[i] != '"' || string(b[i+1:end]) != name || b[end] != '"' || b[end+1] != ':' {
+	// The quotes first: an absent member most often has a name of another length.
+	if end+1 >= len(b) || b[i] != '"' || b[end] != '"' || b[end+1] != ':' || string(b[i+1:end]) != name {
 		return false
 	}
 	d.i = end + 2
