@@ -363,3 +363,19 @@ func BenchmarkUnmarshal(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkUnmarshalSlow is BenchmarkUnmarshal on the json-iterator path that Unmarshal takes
+// for records not in Marshal's exact form, and took for every record before decodeFast.
+func BenchmarkUnmarshalSlow(b *testing.B) {
+	enc, err := Marshal(benchTarget(), 42)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(enc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := unmarshalSlow(enc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

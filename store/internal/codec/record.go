@@ -277,7 +277,19 @@ func MarshalNormalized(t *store.Target) ([]byte, *store.Target, error) {
 
 // Unmarshal decodes a record written by Marshal and returns it with the revision it carries.
 // It never aliases b.
+//
+// A record exactly as Marshal writes it takes decodeFast's single pass; anything else (older
+// or hand-made records, corruption) takes unmarshalSlow, which gives the same results and
+// errors for every input and is what decodeFast is tested against.
 func Unmarshal(b []byte) (*store.Target, int64, error) {
+	if t, ok := decodeFast(b); ok {
+		return t, t.Revision, nil
+	}
+	return unmarshalSlow(b)
+}
+
+// unmarshalSlow is Unmarshal by json-iterator and decRecord: slower, but any JSON.
+func unmarshalSlow(b []byte) (*store.Target, int64, error) {
 	var r recordV1
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, 0, fmt.Errorf("decode target record: %w", err)
