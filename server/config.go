@@ -113,7 +113,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.MetricsListen, "metrics-listen", c.MetricsListen, "Prometheus /metrics listen address (empty: off)")
 	fs.BoolVar(&c.Pprof, "pprof", c.Pprof, "also serve /debug/pprof/ on --metrics-listen")
 	fs.StringVar(&c.Store, "store", c.Store, "store backend: bolt, memory or etcd")
-	fs.StringVar(&c.BoltPath, "bolt-path", c.BoltPath, "bbolt database file")
+	fs.StringVar(&c.BoltPath, "bolt-path", c.BoltPath, "bbolt database file; its write-ahead log is the directory <file>.wal beside it")
 	fs.IntVar(&c.BoltCachedTargets, "bolt-cached-targets", c.BoltCachedTargets, "decoded target records the bbolt store keeps in memory to speed up updates (0: the default, negative: none)")
 	fs.Var(listFlag{&c.EtcdEndpoints}, "etcd-endpoints", "comma-separated etcd endpoints")
 	fs.StringVar(&c.EtcdPrefix, "etcd-prefix", c.EtcdPrefix, "key prefix in etcd")
