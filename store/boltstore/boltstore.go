@@ -43,6 +43,11 @@ type Options struct {
 	CheckpointRecords  int
 	CheckpointBytes    int64
 	CheckpointInterval time.Duration
+	// CheckpointChunk is the most records one checkpoint transaction writes; a checkpoint of
+	// more commits in several. A bbolt commit syncs everything it wrote, and the log's syncs
+	// queue behind it on the same disk: smaller transactions keep each stall short. Default
+	// DefaultCheckpointChunk.
+	CheckpointChunk int
 }
 
 // Defaults for Options.
@@ -53,6 +58,7 @@ const (
 	DefaultCheckpointRecords  = 4096
 	DefaultCheckpointBytes    = 32 << 20
 	DefaultCheckpointInterval = 10 * time.Second
+	DefaultCheckpointChunk    = 512
 )
 
 // deleteChunk bounds how many targets one DeleteUnseenSince write removes, so TTL collection
@@ -130,6 +136,7 @@ func Open(path string, opts Options) (*Store, error) {
 	opts.CheckpointRecords = cmp.Or(max(opts.CheckpointRecords, 0), DefaultCheckpointRecords)
 	opts.CheckpointBytes = cmp.Or(max(opts.CheckpointBytes, 0), DefaultCheckpointBytes)
 	opts.CheckpointInterval = cmp.Or(max(opts.CheckpointInterval, 0), DefaultCheckpointInterval)
+	opts.CheckpointChunk = cmp.Or(max(opts.CheckpointChunk, 0), DefaultCheckpointChunk)
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return nil, fmt.Errorf("open bolt store: %w", err)
 	}
@@ -491,21 +498,37 @@ func (s *Store) checkpointSized() (int64, error) {
 	}
 	// Sorted keys make bbolt's inserts sequential: fewer page splits and touched pages.
 	slices.SortFunc(snap, func(a, b entry) int { return strings.Compare(a.key, b.key) })
-	if err := s.db.Update(func(tx *bolt.Tx) error { return applyEntries(tx, snap, seg) }); err != nil {
-		return 0, fmt.Errorf("checkpoint: %w", err)
-	}
-	s.applied = seg
-	s.omu.Lock()
-	for _, e := range snap {
-		if cur, ok := s.overlay[e.key]; ok && cur.rev == e.rev {
-			delete(s.overlay, e.key)
+	// In chunks; only the last records the segments as applied. A crash in between replays
+	// them all over the chunks already written, in log order, which ends at the same records.
+	for len(snap) > 0 || seg != s.applied {
+		chunk := snap[:min(len(snap), s.opts.CheckpointChunk)]
+		snap = snap[len(chunk):]
+		mark := s.applied
+		if len(snap) == 0 {
+			mark = seg
 		}
+		if err := s.db.Update(func(tx *bolt.Tx) error { return applyEntries(tx, chunk, mark) }); err != nil {
+			return 0, fmt.Errorf("checkpoint: %w", err)
+		}
+		s.applied = mark
+		s.dropCheckpointed(chunk)
 	}
-	s.omu.Unlock()
 	if err := s.wal.removeThrough(seg); err != nil {
 		return logged, fmt.Errorf("checkpoint: %w", err)
 	}
 	return logged, nil
+}
+
+// dropCheckpointed removes from the overlay the records of es that bbolt now holds, unless
+// a later write replaced them.
+func (s *Store) dropCheckpointed(es []entry) {
+	s.omu.Lock()
+	defer s.omu.Unlock()
+	for _, e := range es {
+		if cur, ok := s.overlay[e.key]; ok && cur.rev == e.rev {
+			delete(s.overlay, e.key)
+		}
+	}
 }
 
 // overlayLen is how many records wait in the log for a checkpoint.

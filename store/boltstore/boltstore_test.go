@@ -31,12 +31,13 @@ func open(t *testing.T, path string) *boltstore.Store {
 // TestStore runs the suite with the decoded-record cache at its default size, off, and holding
 // a single record (so that every other update evicts and misses).
 //
-// The last case checkpoints after every second record and every millisecond, so that the
-// suite's writes and reads race with checkpoints moving records from the log into the file.
+// The last case checkpoints after every second record and every millisecond, one record per
+// transaction, so that the suite's writes and reads race with checkpoints moving records from
+// the log into the file.
 func TestStore(t *testing.T) {
 	for _, opts := range []boltstore.Options{
 		{}, {CachedTargets: -1}, {CachedTargets: 1},
-		{CheckpointRecords: 2, CheckpointInterval: time.Millisecond},
+		{CheckpointRecords: 2, CheckpointInterval: time.Millisecond, CheckpointChunk: 1},
 	} {
 		name := fmt.Sprintf("cached=%d/checkpoint=%d,%s", opts.CachedTargets, opts.CheckpointRecords, opts.CheckpointInterval)
 		t.Run(name, func(t *testing.T) {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	bbolt "go.etcd.io/bbolt"
+
 	"github.com/hpa-recommender/hpa-recommender/recommender"
 	"github.com/hpa-recommender/hpa-recommender/store"
 )
@@ -381,5 +383,47 @@ func TestOlderSegmentMayEndInZeros(t *testing.T) {
 	}
 	if got := maxOf(t, r, "api"); got != 7 {
 		t.Errorf("api: MaxReplicas %d after replay, want 7", got)
+	}
+}
+
+// TestChunkedCheckpoint: a checkpoint larger than a chunk commits in several transactions and
+// still copies every record, empties the overlay and drops the log it covers.
+func TestChunkedCheckpoint(t *testing.T) {
+	opts := noCheckpoints
+	opts.CheckpointChunk = 3
+	s := openT(t, filepath.Join(t.TempDir(), "hpa.db"), opts)
+	for i := range 10 {
+		setMax(t, s, fmt.Sprintf("t%d", i), int32(i+1))
+	}
+	if err := s.Delete(t.Context(), wkey("t4")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.overlayLen(); n != 0 {
+		t.Errorf("%d records left in the overlay", n)
+	}
+	if segs, _ := listSegments(s.path + walSuffix); len(segs) != 1 {
+		t.Errorf("segments %v after the checkpoint, want only the open one", segs)
+	}
+	var applied uint64
+	if err := s.db.View(func(tx *bbolt.Tx) error {
+		var err error
+		applied, err = walApplied(tx)
+		if n := tx.Bucket(bucketTargets).Stats().KeyN; n != 9 {
+			t.Errorf("%d records in the file, want 9", n)
+		}
+		return err
+	}); err != nil || applied != s.wal.seg-1 {
+		t.Errorf("wal_applied %d (%v), want %d", applied, err, s.wal.seg-1)
+	}
+	for i := range 10 {
+		if i == 4 {
+			continue
+		}
+		if got := maxOf(t, s, fmt.Sprintf("t%d", i)); got != int32(i+1) {
+			t.Errorf("t%d: MaxReplicas %d, want %d", i, got, i+1)
+		}
 	}
 }
