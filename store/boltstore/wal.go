@@ -186,6 +186,10 @@ type wal struct {
 	buf    []byte // frame buffer, reused
 	failed error  // a write or sync failed: the segment's tail is unknown, append no more
 	spare  bool   // spare.tmp is ready to become the next segment
+
+	// spareMu serializes prepareSpare: two preparations writing one file at once could leave
+	// a file that a rotation has already renamed into a segment still being written with zeros.
+	spareMu sync.Mutex
 }
 
 // openWAL starts segment seg in dir, creating dir, on a preallocated file.
@@ -295,9 +299,11 @@ func (w *wal) rotate() (seg uint64, logged int64, err error) {
 }
 
 // prepareSpare writes the next segment's file ahead of need: size bytes of zeros, synced. It
-// runs outside the log's lock (it is slow), on the goroutine that rotates, so never during a
-// rotation. Without a spare, a rotation creates an empty segment and frames append.
+// runs outside the log's lock (it is slow); a rotation meanwhile does not see the file (spare
+// is set only once it is complete and closed), creates an empty segment, and its frames append.
 func (w *wal) prepareSpare(size int64) error {
+	w.spareMu.Lock()
+	defer w.spareMu.Unlock()
 	w.mu.Lock()
 	ready := w.spare
 	w.mu.Unlock()
