@@ -37,7 +37,7 @@ type Config struct {
 	// BoltPath is the bbolt file (default ./data/hpa-recommender.db).
 	BoltPath string
 	// BoltCachedTargets is how many decoded target records the bbolt store keeps in memory
-	// (default 10000, a few KB each; negative: none).
+	// (default 1000, a few KB each; negative: none).
 	BoltCachedTargets int
 	// EtcdEndpoints and EtcdPrefix configure the etcd backend.
 	EtcdEndpoints []string
@@ -76,7 +76,7 @@ func DefaultConfig() Config {
 		MetricsListen:     "127.0.0.1:9090",
 		Store:             StoreBolt,
 		BoltPath:          "./data/hpa-recommender.db",
-		BoltCachedTargets: 10000,
+		BoltCachedTargets: 1000,
 		EtcdPrefix:        "/hpa-recommender",
 		RateBurst:         100,
 		MaxRequestBytes:   4 << 20,

@@ -34,7 +34,10 @@ type Options struct {
 	NoSync bool
 	// CachedTargets is the most decoded records kept in memory to skip reading and decoding a
 	// target's record on its next update (each takes a few KB). 0 means DefaultCachedTargets;
-	// negative disables the cache. Reads (Get, List) always come from the file.
+	// negative disables the cache. Reads (Get, List) always come from the file. A hit saves a
+	// decode of ~10 µs, but every cached record is pointer-rich heap that each GC cycle marks:
+	// with 10,000 the p99 at 10k and 100k targets was 2-3 times that without any cache
+	// (docs/PERFORMANCE.md, "The decoded-record cache").
 	CachedTargets int
 	// CheckpointRecords, CheckpointBytes and CheckpointInterval say when the records in the
 	// write-ahead log are copied into the bbolt file: once this many distinct targets wait, once
@@ -54,7 +57,7 @@ type Options struct {
 const (
 	DefaultTimeout            = time.Second
 	DefaultMaxBatchSize       = 64
-	DefaultCachedTargets      = 10000
+	DefaultCachedTargets      = 1000
 	DefaultCheckpointRecords  = 4096
 	DefaultCheckpointBytes    = 32 << 20
 	DefaultCheckpointInterval = 10 * time.Second
