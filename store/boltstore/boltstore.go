@@ -534,33 +534,28 @@ func (s *Store) dropCheckpointed(es []entry) {
 	}
 }
 
-// overlayLen is how many records wait in the log for a checkpoint.
-func (s *Store) overlayLen() int {
-	s.omu.RLock()
-	defer s.omu.RUnlock()
-	return len(s.overlay)
-}
-
 // lookup returns k's current record as readers see it: the overlay's, else rtx's (nil: none).
 // fromLog is true when it came from the overlay (then rtx was not read).
 func (s *Store) lookup(rtx *bolt.Tx, k []byte) (v []byte, fromLog bool) {
-	s.omu.RLock()
-	e, ok := s.overlay[string(k)]
-	s.omu.RUnlock()
-	if ok {
+	if e, ok := s.inLog(k); ok {
 		return e.val, true
 	}
 	return rtx.Bucket(bucketTargets).Get(k), false
+}
+
+// inLog returns k's record in the overlay, if it has one.
+func (s *Store) inLog(k []byte) (logged, bool) {
+	s.omu.RLock()
+	defer s.omu.RUnlock()
+	e, ok := s.overlay[string(k)]
+	return e, ok
 }
 
 // read runs fn with k's current record (nil: none), from the overlay or from bbolt. The record
 // is valid only during fn. A checkpoint removes a record from the overlay only after bbolt's
 // commit, so a read transaction begun after a miss in the overlay sees the record.
 func (s *Store) read(k []byte, fn func(v []byte) error) error {
-	s.omu.RLock()
-	e, ok := s.overlay[string(k)]
-	s.omu.RUnlock()
-	if ok {
+	if e, ok := s.inLog(k); ok {
 		return fn(e.val)
 	}
 	return s.db.View(func(tx *bolt.Tx) error { return fn(tx.Bucket(bucketTargets).Get(k)) })

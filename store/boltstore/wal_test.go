@@ -427,3 +427,10 @@ func TestChunkedCheckpoint(t *testing.T) {
 		}
 	}
 }
+
+// overlayLen is how many records wait in the log for a checkpoint.
+func (s *Store) overlayLen() int {
+	s.omu.RLock()
+	defer s.omu.RUnlock()
+	return len(s.overlay)
+}
