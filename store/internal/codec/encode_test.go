@@ -350,23 +350,13 @@ func BenchmarkMarshal(b *testing.B) {
 
 // BenchmarkUnmarshal decodes benchTarget's record: what a store pays to read a record it has
 // not cached (boltstore at a cache miss, etcdstore on every update, Get and List always).
-func BenchmarkUnmarshal(b *testing.B) {
-	enc, err := Marshal(benchTarget(), 42)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(len(enc)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, _, err := Unmarshal(enc); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+func BenchmarkUnmarshal(b *testing.B) { benchDecode(b, Unmarshal) }
 
 // BenchmarkUnmarshalSlow is BenchmarkUnmarshal on the json-iterator path that Unmarshal takes
 // for records not in Marshal's exact form, and took for every record before decodeFast.
-func BenchmarkUnmarshalSlow(b *testing.B) {
+func BenchmarkUnmarshalSlow(b *testing.B) { benchDecode(b, unmarshalSlow) }
+
+func benchDecode(b *testing.B, decode func([]byte) (*store.Target, int64, error)) {
 	enc, err := Marshal(benchTarget(), 42)
 	if err != nil {
 		b.Fatal(err)
@@ -374,7 +364,7 @@ func BenchmarkUnmarshalSlow(b *testing.B) {
 	b.SetBytes(int64(len(enc)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, err := unmarshalSlow(enc); err != nil {
+		if _, _, err := decode(enc); err != nil {
 			b.Fatal(err)
 		}
 	}
