@@ -225,14 +225,14 @@ func replay(db *bolt.DB, dir string) (uint64, error) {
 		if err != nil {
 			return 0, fmt.Errorf("read write-ahead log: %w", err)
 		}
-		fes, end := readFrames(data)
-		if end < len(data) && i < len(segs)-1 && !allZero(data[end:]) {
+		r := readFrames(data, n)
+		if !r.complete && i < len(segs)-1 {
 			// Only the newest segment can end in a frame a crash cut short: the older ones
-			// were complete and synced before the next one started.
+			// were sealed and synced before the next one started.
 			return 0, fmt.Errorf("write-ahead log segment %s is corrupt at byte %d of %d; it holds acknowledged writes that are not in the bbolt file. Keep a copy of %s for recovery",
-				segmentName(n), end, len(data), dir)
+				segmentName(n), r.end, len(data), dir)
 		}
-		es = append(es, fes...)
+		es = append(es, r.es...)
 	}
 	if last == applied && len(es) == 0 {
 		return last, nil

@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -25,7 +26,8 @@ import (
 // 16-digit hexadecimal number that only grows. A segment is a sequence of frames:
 //
 //	length  uint32, little endian: the payload's size
-//	crc     uint32, little endian: CRC-32C (Castagnoli) of the payload
+//	crc     uint32, little endian: CRC-32C (Castagnoli) of seg's 8 bytes, then the payload
+//	seg     uint64, little endian: the number of the segment the frame was written to
 //	payload entries, each: key length (uvarint), key, revision (varint),
 //	        op (1 byte: 1 put, 0 delete), and for a put: value length (uvarint), value
 //
@@ -34,18 +36,27 @@ import (
 // segment it covers (key "wal_applied" of the meta bucket), in one bbolt transaction, and only
 // then deletes those segments. Open replays the segments after wal_applied in order; the last
 // one may end in a torn frame (a machine crash during a write, never acknowledged), which
-// replay stops at. A bad frame in any earlier segment is corruption: Open refuses the file.
+// replay stops at. Before a segment is left for the next, a seal frame (payload: the single
+// byte 0xff, which no entry starts with) is appended and synced, so an older segment that does
+// not end in its seal is damaged: Open refuses the file.
 //
-// Segments are preallocated: the checkpoint goroutine writes a spare file of zeros (spare.tmp)
-// ahead of need, and a rotation renames it into the next segment. Frames then overwrite
-// blocks the file already owns, so a sync flushes data alone; appending would change the
-// file's size and block map on every frame, and each sync would wait for a filesystem journal
-// commit too. A zero length ends a segment's frames: an older segment may end in zeros.
+// Segment files are reused. Frames overwrite blocks the file already owns, so a sync flushes
+// data alone; appending would change the file's size and block map on every frame, and each
+// sync would wait for a filesystem journal commit too. So a checkpoint keeps the newest segment
+// it covers as the spare (spare.tmp) that the next rotation renames into a new segment, and
+// frames overwrite the old ones. The old frames name their own segment, which is how replay
+// tells them from the new ones: it stops at the first frame that is not intact or names
+// another segment. Without a segment to reuse (the first one after Open), the spare is a file
+// of zeros written ahead of need, which a zero length ends.
+//
+// Segments written before seals and segment numbers existed (8-byte header, the CRC of the
+// payload alone; an older one ends in zeros) are still replayed; they are never reused.
 
 const (
 	walSuffix    = ".wal"
 	segmentExt   = ".log"
-	frameHeader  = 8
+	frameHeader  = 16
+	legacyHeader = 8
 	opDelete     = 0
 	opPut        = 1
 	maxFrameSize = 1 << 30
@@ -55,6 +66,10 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// sealPayload is a seal frame's payload: one byte that cannot start an entry (an unfinished
+// uvarint).
+var sealPayload = []byte{0xff}
+
 // entry is one logged write: key's record became val (nil: the key was deleted) at revision rev.
 type entry struct {
 	key string
@@ -62,8 +77,8 @@ type entry struct {
 	rev int64
 }
 
-// appendFrame appends one frame holding es to b.
-func appendFrame(b []byte, es []entry) []byte {
+// appendFrame appends one frame of segment seg holding es to b.
+func appendFrame(b []byte, seg uint64, es []entry) []byte {
 	start := len(b)
 	b = append(b, make([]byte, frameHeader)...)
 	for _, e := range es {
@@ -78,34 +93,114 @@ func appendFrame(b []byte, es []entry) []byte {
 		b = binary.AppendUvarint(b, uint64(len(e.val)))
 		b = append(b, e.val...)
 	}
-	payload := b[start+frameHeader:]
-	binary.LittleEndian.PutUint32(b[start:], uint32(len(payload)))
-	binary.LittleEndian.PutUint32(b[start+4:], crc32.Checksum(payload, castagnoli))
+	return finishFrame(b, start, seg)
+}
+
+// appendSeal appends segment seg's seal frame to b.
+func appendSeal(b []byte, seg uint64) []byte {
+	start := len(b)
+	b = append(b, make([]byte, frameHeader)...)
+	b = append(b, sealPayload...)
+	return finishFrame(b, start, seg)
+}
+
+// finishFrame fills in the header of the frame that starts at b[start].
+func finishFrame(b []byte, start int, seg uint64) []byte {
+	binary.LittleEndian.PutUint32(b[start:], uint32(len(b)-start-frameHeader))
+	binary.LittleEndian.PutUint64(b[start+8:], seg)
+	binary.LittleEndian.PutUint32(b[start+4:], crc32.Update(0, castagnoli, b[start+8:]))
 	return b
 }
 
-// readFrames decodes the intact frames at the start of data, in order. end is where they stop:
-// len(data) when every byte belongs to an intact frame. The entries copy nothing from data
-// that they do not own (values are fresh slices).
-func readFrames(data []byte) (es []entry, end int) {
-	for len(data)-end >= frameHeader {
-		n := uint64(binary.LittleEndian.Uint32(data[end:]))
-		sum := binary.LittleEndian.Uint32(data[end+4:])
-		if n == 0 || n > uint64(len(data)-end-frameHeader) {
-			break
+// segmentRead is what one segment file holds.
+type segmentRead struct {
+	es  []entry // the entries of its intact frames, in order
+	end int     // where those frames stop
+	// complete: the segment ended as only a finished segment does: in its seal, or for a
+	// segment of the first format, in nothing but zeros.
+	complete bool
+}
+
+// readFrames decodes the intact frames of segment seg at the start of data, in order, up to
+// its seal, the first frame that is not intact, or one that names another segment. The
+// entries copy nothing from data that they do not own (values are fresh slices).
+func readFrames(data []byte, seg uint64) segmentRead {
+	var r segmentRead
+	if _, ok := legacyFrame(data); ok {
+		if _, _, ok := frameAt(data, seg); !ok {
+			return readLegacyFrames(data)
 		}
-		payload := data[end+frameHeader : end+frameHeader+int(n)]
-		if crc32.Checksum(payload, castagnoli) != sum {
+	}
+	for {
+		payload, next, ok := frameAt(data[r.end:], seg)
+		if !ok {
+			return r
+		}
+		if bytes.Equal(payload, sealPayload) {
+			r.end += next
+			r.complete = true
+			return r
+		}
+		fes, ok := decodePayload(payload)
+		if !ok {
+			return r
+		}
+		r.es = append(r.es, fes...)
+		r.end += next
+	}
+}
+
+// frameAt returns the payload of the frame of segment seg at the start of data, and where the
+// frame ends; ok is false if there is no intact frame of seg there.
+func frameAt(data []byte, seg uint64) (payload []byte, end int, ok bool) {
+	if len(data) < frameHeader {
+		return nil, 0, false
+	}
+	n := uint64(binary.LittleEndian.Uint32(data))
+	if n == 0 || n > uint64(len(data)-frameHeader) || binary.LittleEndian.Uint64(data[8:]) != seg {
+		return nil, 0, false
+	}
+	end = frameHeader + int(n)
+	if crc32.Update(0, castagnoli, data[8:end]) != binary.LittleEndian.Uint32(data[4:]) {
+		return nil, 0, false
+	}
+	return data[frameHeader:end], end, true
+}
+
+// legacyFrame is frameAt for the first format (8-byte header, the CRC of the payload alone).
+func legacyFrame(data []byte) (payload []byte, ok bool) {
+	if len(data) < legacyHeader {
+		return nil, false
+	}
+	n := uint64(binary.LittleEndian.Uint32(data))
+	if n == 0 || n > uint64(len(data)-legacyHeader) {
+		return nil, false
+	}
+	payload = data[legacyHeader : legacyHeader+int(n)]
+	if crc32.Checksum(payload, castagnoli) != binary.LittleEndian.Uint32(data[4:]) {
+		return nil, false
+	}
+	return payload, true
+}
+
+// readLegacyFrames reads a segment of the first format, which had no seal: it is complete if
+// only zeros follow its frames (the rest of a preallocated file).
+func readLegacyFrames(data []byte) segmentRead {
+	var r segmentRead
+	for {
+		payload, ok := legacyFrame(data[r.end:])
+		if !ok {
 			break
 		}
 		fes, ok := decodePayload(payload)
 		if !ok {
 			break
 		}
-		es = append(es, fes...)
-		end += frameHeader + int(n)
+		r.es = append(r.es, fes...)
+		r.end += legacyHeader + len(payload)
 	}
-	return es, end
+	r.complete = allZero(data[r.end:])
+	return r
 }
 
 // decodePayload decodes a frame's entries; ok is false if the payload is malformed.
@@ -182,6 +277,7 @@ type wal struct {
 	mu     sync.Mutex
 	f      *os.File
 	seg    uint64 // the current segment's number
+	first  uint64 // the first segment this log wrote: older ones are never reused
 	size   int64  // bytes in the current segment
 	buf    []byte // frame buffer, reused
 	failed error  // a write or sync failed: the segment's tail is unknown, append no more
@@ -197,7 +293,7 @@ func openWAL(dir string, seg uint64, noSync bool) (*wal, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("create write-ahead log directory: %w", err)
 	}
-	w := &wal{dir: dir, noSync: noSync}
+	w := &wal{dir: dir, noSync: noSync, first: seg}
 	_ = w.prepareSpare(minSpare) // without it the first segment appends: slower, not wrong
 	if err := w.start(seg); err != nil {
 		return nil, err
@@ -254,7 +350,7 @@ func (w *wal) append(es []entry, publish func()) (int64, error) {
 	if w.failed != nil {
 		return 0, w.failed
 	}
-	w.buf = appendFrame(w.buf[:0], es)
+	w.buf = appendFrame(w.buf[:0], w.seg, es)
 	if len(w.buf)-frameHeader > maxFrameSize {
 		return 0, fmt.Errorf("write-ahead log frame of %d bytes exceeds %d", len(w.buf), maxFrameSize)
 	}
@@ -276,9 +372,9 @@ func (w *wal) append(es []entry, publish func()) (int64, error) {
 	return w.size, nil
 }
 
-// rotate starts a new segment if the current one holds anything, and returns the newest segment
-// whose every entry has been appended and published, and how many bytes of frames the segment
-// it closed held (0: it did not rotate).
+// rotate seals the current segment and starts a new one, if the current one holds anything,
+// and returns the newest segment whose every entry has been appended and published, and how
+// many bytes of frames the segment it closed held (0: it did not rotate).
 func (w *wal) rotate() (seg uint64, logged int64, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -288,6 +384,9 @@ func (w *wal) rotate() (seg uint64, logged int64, err error) {
 	if w.size == 0 {
 		return w.seg - 1, 0, nil
 	}
+	if err := w.seal(); err != nil {
+		return 0, 0, err
+	}
 	old, logged := w.f, w.size
 	if err := w.start(w.seg + 1); err != nil {
 		return 0, 0, err
@@ -296,6 +395,21 @@ func (w *wal) rotate() (seg uint64, logged int64, err error) {
 		return 0, 0, fmt.Errorf("close write-ahead log segment: %w", err)
 	}
 	return w.seg - 1, logged, nil
+}
+
+// seal appends the current segment's seal frame and syncs it. A failure stops the log, as a
+// failed append does.
+func (w *wal) seal() error {
+	w.buf = appendSeal(w.buf[:0], w.seg)
+	_, err := w.f.WriteAt(w.buf, w.size)
+	if err == nil && !w.noSync {
+		err = datasync(w.f)
+	}
+	if err != nil {
+		w.failed = fmt.Errorf("write-ahead log seal failed (no write is accepted until a restart): %w", err)
+		return w.failed
+	}
+	return nil
 }
 
 // prepareSpare writes the next segment's file ahead of need: size bytes of zeros, synced. It
@@ -335,21 +449,42 @@ func (w *wal) prepareSpare(size int64) error {
 	return nil
 }
 
-// removeThrough deletes the segments numbered up to seg.
+// removeThrough deletes the segments numbered up to seg. If no spare is ready, the newest of
+// them that this log wrote becomes the spare instead: its old frames name it, so the segment
+// it becomes reads past none of them.
 func (w *wal) removeThrough(seg uint64) error {
 	segs, err := listSegments(w.dir)
 	if err != nil {
 		return err
 	}
-	for _, n := range segs {
+	for i, n := range segs {
 		if n > seg {
 			break
 		}
-		if err := os.Remove(filepath.Join(w.dir, segmentName(n))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		path := filepath.Join(w.dir, segmentName(n))
+		last := i == len(segs)-1 || segs[i+1] > seg
+		if last && n >= w.first && w.reuse(path) {
+			continue
+		}
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("remove write-ahead log segment: %w", err)
 		}
 	}
 	return nil
+}
+
+// reuse makes the segment file at path the spare, unless one is ready; it reports whether it
+// did.
+func (w *wal) reuse(path string) bool {
+	w.spareMu.Lock()
+	defer w.spareMu.Unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.spare || os.Rename(path, filepath.Join(w.dir, spareName)) != nil {
+		return false
+	}
+	w.spare = true
+	return true
 }
 
 // close closes the current segment and, if empty is true and it holds nothing, removes it and

@@ -1,12 +1,15 @@
 package boltstore
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -319,8 +322,10 @@ func TestCleanCloseLeavesNoLog(t *testing.T) {
 }
 
 // TestFramesRoundTrip: frames decode to what was written, and a log cut at any byte decodes
-// to exactly the frames wholly before the cut.
+// to exactly the frames wholly before the cut; reading stops at a seal, and frames of another
+// segment are not read.
 func TestFramesRoundTrip(t *testing.T) {
+	const seg = 7
 	batches := [][]entry{
 		{{key: "a", val: []byte("1"), rev: 1}},
 		{{key: "b", val: nil, rev: 2}, {key: "a", val: []byte{}, rev: 3}},
@@ -329,11 +334,12 @@ func TestFramesRoundTrip(t *testing.T) {
 	var log []byte
 	var ends []int
 	for _, b := range batches {
-		log = appendFrame(log, b)
+		log = appendFrame(log, seg, b)
 		ends = append(ends, len(log))
 	}
-	for cut := 0; cut <= len(log); cut++ {
-		es, end := readFrames(log[:cut])
+	sealed := appendSeal(slices.Clone(log), seg)
+	for cut := 0; cut <= len(sealed); cut++ {
+		r := readFrames(sealed[:cut], seg)
 		var want []entry
 		wantEnd := 0
 		for i, e := range ends {
@@ -342,15 +348,31 @@ func TestFramesRoundTrip(t *testing.T) {
 				wantEnd = e
 			}
 		}
-		if end != wantEnd || !reflect.DeepEqual(es, want) {
-			t.Fatalf("cut at %d: %d entries ending at %d, want %d ending at %d", cut, len(es), end, len(want), wantEnd)
+		if cut == len(sealed) {
+			wantEnd = cut
 		}
+		if r.end != wantEnd || !reflect.DeepEqual(r.es, want) || r.complete != (cut == len(sealed)) {
+			t.Fatalf("cut at %d: %d entries ending at %d (complete %v), want %d ending at %d", cut, len(r.es), r.end, r.complete, len(want), wantEnd)
+		}
+	}
+
+	// What follows a seal is not read, and a frame naming another segment ends the frames.
+	stale := appendFrame(nil, seg-1, batches[0])
+	if r := readFrames(append(slices.Clone(sealed), appendFrame(nil, seg, batches[0])...), seg); r.end != len(sealed) || len(r.es) != 4 {
+		t.Errorf("a frame after the seal was read: %d entries ending at %d", len(r.es), r.end)
+	}
+	if r := readFrames(append(slices.Clone(log), stale...), seg); r.end != len(log) || r.complete {
+		t.Errorf("a frame of segment %d was read as one of %d: end %d, complete %v", seg-1, seg, r.end, r.complete)
+	}
+	if r := readFrames(stale, seg); r.end != 0 || len(r.es) != 0 {
+		t.Errorf("a file of another segment's frames read as %d entries", len(r.es))
 	}
 }
 
-// TestOlderSegmentMayEndInZeros: a segment made from a preallocated spare ends in the zeros
-// its frames did not overwrite, which is no damage: replay reads it and the segments after it.
-func TestOlderSegmentMayEndInZeros(t *testing.T) {
+// TestOlderSegmentEndsInItsSeal: a segment made from a preallocated spare of zeros ends in its
+// seal and the zeros its frames did not overwrite, which is no damage: replay reads it and the
+// segments after it.
+func TestOlderSegmentEndsInItsSeal(t *testing.T) {
 	s := openT(t, filepath.Join(t.TempDir(), "hpa.db"), noCheckpoints)
 	setMax(t, s, "web", 1)
 	if err := s.wal.prepareSpare(minSpare); err != nil {
@@ -374,8 +396,8 @@ func TestOlderSegmentMayEndInZeros(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, end := readFrames(middle); end >= len(middle) || !allZero(middle[end:]) {
-		t.Fatalf("the middle segment (%d bytes, frames end at %d) is not a preallocated one", len(middle), end)
+	if r := readFrames(middle, segs[1]); !r.complete || r.end >= len(middle) || !allZero(middle[r.end:]) {
+		t.Fatalf("the middle segment (%d bytes, frames end at %d, sealed %v) is not a sealed preallocated one", len(middle), r.end, r.complete)
 	}
 	r := openT(t, db, noCheckpoints)
 	if got := maxOf(t, r, "web"); got != 3 {
@@ -384,6 +406,121 @@ func TestOlderSegmentMayEndInZeros(t *testing.T) {
 	if got := maxOf(t, r, "api"); got != 7 {
 		t.Errorf("api: MaxReplicas %d after replay, want 7", got)
 	}
+}
+
+// TestReusedSegmentIsNotReplayedPastItsFrames: a checkpoint keeps the segment it covered as
+// the next segment's file, whose new frames overwrite only the start of the old ones. After a
+// crash, replay reads the new frames and none of the old, which here start exactly where the
+// new ones end (same key, values and revisions of the same width) and would set web back to 39.
+func TestReusedSegmentIsNotReplayedPastItsFrames(t *testing.T) {
+	s := openT(t, filepath.Join(t.TempDir(), "hpa.db"), noCheckpoints)
+	for i := range 10 {
+		setMax(t, s, "pad", int32(i+1)) // revisions 1-10: the rest have two digits
+	}
+	if err := s.checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	old := s.wal.seg
+	for i := range 20 {
+		setMax(t, s, "web", int32(20+i)) // revisions 11-30, MaxReplicas 20-39
+	}
+	if err := s.checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	if !s.wal.spare {
+		t.Fatal("the checkpoint did not keep its segment as the spare")
+	}
+	setMax(t, s, "api", 30)
+	if err := s.checkpoint(); err != nil { // the rotation takes the spare: old's file
+		t.Fatal(err)
+	}
+	if s.wal.seg != old+2 {
+		t.Fatalf("writing segment %d, want %d", s.wal.seg, old+2)
+	}
+	setMax(t, s, "web", 40) // revisions 32 and 33
+	setMax(t, s, "web", 41)
+	db := crashCopy(t, s)
+	seg := onlySegment(t, db)
+	data, err := os.ReadFile(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := readFrames(data, s.wal.seg)
+	if len(r.es) != 2 {
+		t.Fatalf("segment %s: %d entries, want 2", seg, len(r.es))
+	}
+	payload, _, ok := frameAt(data[r.end:], old)
+	if !ok {
+		t.Fatalf("segment %s: the new frames do not end where an old one of segment %d starts", seg, old)
+	}
+	if es, _ := decodePayload(payload); len(es) != 1 || es[0].key != r.es[0].key {
+		t.Fatalf("the old frame after the new ones holds %v, want a record of %s", es, r.es[0].key)
+	}
+	rs := openT(t, db, noCheckpoints)
+	for name, want := range map[string]int32{"web": 41, "api": 30, "pad": 10} {
+		if got := maxOf(t, rs, name); got != want {
+			t.Errorf("%s: MaxReplicas %d after replay, want %d", name, got, want)
+		}
+	}
+}
+
+// TestFirstFormatSegmentReplays: a segment of the log's first format (8-byte frame headers,
+// no segment numbers, no seal; the older ones end in zeros) that a crash left is replayed.
+func TestFirstFormatSegmentReplays(t *testing.T) {
+	s := openT(t, filepath.Join(t.TempDir(), "hpa.db"), noCheckpoints)
+	setMax(t, s, "web", 1)
+	setMax(t, s, "api", 1)
+	db := crashCopy(t, s)
+	segs, _ := listSegments(db + walSuffix)
+	if len(segs) != 1 {
+		t.Fatalf("segments %v, want one", segs)
+	}
+	// Rewrite the one segment in the first format, followed by zeros, and add a second.
+	path := filepath.Join(db+walSuffix, segmentName(segs[0]))
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := readFrames(data, segs[0])
+	first := append(legacyFrameOf(r.es), make([]byte, 100)...)
+	second := legacyFrameOf([]entry{r.es[len(r.es)-1]}) // api's record again
+	second = append(second, legacyFrameOf([]entry{{key: r.es[0].key, val: nil, rev: 1 << 20}})...)
+	if err := os.WriteFile(path, first, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(db+walSuffix, segmentName(segs[0]+1)), second, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A copy whose older first-format segment is damaged (a byte where zeros should be).
+	damaged := filepath.Join(t.TempDir(), "copy.db")
+	copyFile(t, db, damaged)
+	copyFile(t, filepath.Join(db+walSuffix, segmentName(segs[0]+1)), filepath.Join(damaged+walSuffix, segmentName(segs[0]+1)))
+	if err := os.WriteFile(filepath.Join(damaged+walSuffix, segmentName(segs[0])), append(first[:len(first)-100], 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	rs := openT(t, db, noCheckpoints)
+	if got := maxOf(t, rs, "api"); got != 1 {
+		t.Errorf("api: MaxReplicas %d after replay, want 1", got)
+	}
+	if _, err := rs.Get(t.Context(), wkey("web")); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("web: %v after replaying its deletion, want not found", err)
+	}
+	if r, err := Open(damaged, noCheckpoints); err == nil || !strings.Contains(err.Error(), "corrupt") {
+		if r != nil {
+			_ = r.Close()
+		}
+		t.Errorf("Open of a damaged older first-format segment: %v, want it refused", err)
+	}
+}
+
+// legacyFrameOf encodes es as one frame of the log's first format.
+func legacyFrameOf(es []entry) []byte {
+	b := appendFrame(nil, 0, es)
+	payload := b[frameHeader:]
+	out := binary.LittleEndian.AppendUint32(nil, uint32(len(payload)))
+	out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(payload, castagnoli))
+	return append(out, payload...)
 }
 
 // TestChunkedCheckpoint: a checkpoint larger than a chunk commits in several transactions and
