@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -43,5 +45,43 @@ func TestBadLoadSwing(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "--load-swing") {
 			t.Errorf("--load-swing %s: error %v, want one naming --load-swing", v, err)
 		}
+	}
+}
+
+// TestCollectorPacing: unless GOGC or GOMEMLIMIT is set, the generator collects on a fixed heap
+// size (collector percentage off, a memory limit of gcHeadroom plus a little per target), so
+// its cost per call does not depend on --targets; either variable leaves Go's pacing alone.
+func TestCollectorPacing(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	args := []string{"--addr", "", "--baseline", "--targets", "1000", "--concurrency", "", "--rate", "100",
+		"--duration", "50ms", "--warmup", "0s", "--repeat", "1", "--quiet", "--json-out", filepath.Join(t.TempDir(), "r.json")}
+	for _, tc := range []struct {
+		env         string
+		wantPercent int
+		wantLimit   int64
+	}{
+		{"", -1, gcHeadroom + 128*1000},
+		{"GOGC", 100, math.MaxInt64},
+		{"GOMEMLIMIT", 100, math.MaxInt64},
+	} {
+		t.Run("set="+tc.env, func(t *testing.T) {
+			t.Setenv("GOGC", "")
+			t.Setenv("GOMEMLIMIT", "")
+			if tc.env != "" {
+				t.Setenv(tc.env, "off") // only whether it is set matters here
+			}
+			debug.SetGCPercent(100)
+			debug.SetMemoryLimit(math.MaxInt64)
+			if err := run(args); err != nil {
+				t.Fatal(err)
+			}
+			if got := debug.SetGCPercent(100); got != tc.wantPercent {
+				t.Errorf("collector percentage %d, want %d", got, tc.wantPercent)
+			}
+			if got := debug.SetMemoryLimit(math.MaxInt64); got != tc.wantLimit {
+				t.Errorf("memory limit %d, want %d", got, tc.wantLimit)
+			}
+		})
 	}
 }
