@@ -3,18 +3,10 @@ package server_test
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"log/slog"
 	"math"
 	"math/big"
-	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,6 +27,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/hpa-recommender/hpa-recommender/internal/servertest"
+	"github.com/hpa-recommender/hpa-recommender/internal/testcerts"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/server"
 	"github.com/hpa-recommender/hpa-recommender/store"
@@ -44,110 +37,9 @@ import (
 
 // --- certificates -------------------------------------------------------------------------
 
-// testCA is a certificate authority made for one test.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	file string // the CA certificate, PEM
-}
-
-var serial atomic.Int64
-
-func newKey(t *testing.T) *ecdsa.PrivateKey {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
-func writePEM(t *testing.T, path, typ string, der []byte) {
-	t.Helper()
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func newCA(t *testing.T, name string) *testCA {
-	t.Helper()
-	key := newKey(t)
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(serial.Add(1)),
-		Subject:               pkix.Name{CommonName: name},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(t.TempDir(), name+".pem")
-	writePEM(t, file, "CERTIFICATE", der)
-	return &testCA{cert: cert, key: key, file: file}
-}
-
-func (ca *testCA) pool() *x509.CertPool {
-	p := x509.NewCertPool()
-	p.AddCert(ca.cert)
-	return p
-}
-
-// issue signs a leaf from tmpl (serial, validity and key usage filled in) and writes it to
-// certFile and keyFile when they are not empty.
-func (ca *testCA) issue(t *testing.T, tmpl *x509.Certificate, certFile, keyFile string) tls.Certificate {
-	t.Helper()
-	key := newKey(t)
-	tmpl.SerialNumber = big.NewInt(serial.Add(1))
-	tmpl.NotBefore = time.Now().Add(-time.Hour)
-	tmpl.NotAfter = time.Now().Add(24 * time.Hour)
-	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if certFile != "" {
-		writePEM(t, certFile, "CERTIFICATE", der)
-		kder, err := x509.MarshalECPrivateKey(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		writePEM(t, keyFile, "EC PRIVATE KEY", kder)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
-}
-
-func serverCertTemplate() *x509.Certificate {
-	return &x509.Certificate{
-		Subject:     pkix.Name{CommonName: "hpa-recommender"},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-}
-
-func clientCertTemplate(cn string, uri string) *x509.Certificate {
-	tmpl := &x509.Certificate{Subject: pkix.Name{CommonName: cn}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
-	if uri != "" {
-		u, _ := url.Parse(uri)
-		tmpl.URIs = []*url.URL{u}
-	}
-	return tmpl
-}
-
 // pkiFixture is a CA, the server's key pair for 127.0.0.1, and client certificates.
 type pkiFixture struct {
-	ca                *testCA
+	ca                *testcerts.CA
 	certFile, keyFile string
 	c1, c2, untrusted tls.Certificate
 }
@@ -155,13 +47,44 @@ type pkiFixture struct {
 func newPKI(t *testing.T) *pkiFixture {
 	t.Helper()
 	dir := t.TempDir()
-	ca := newCA(t, "hpa-ca")
+	ca := testcerts.New(t, "hpa-ca")
 	p := &pkiFixture{ca: ca, certFile: filepath.Join(dir, "server.pem"), keyFile: filepath.Join(dir, "server-key.pem")}
-	ca.issue(t, serverCertTemplate(), p.certFile, p.keyFile)
-	p.c1 = ca.issue(t, clientCertTemplate("not-the-cluster", "spiffe://hpa/cluster/c1"), "", "")
-	p.c2 = ca.issue(t, clientCertTemplate("c2", ""), "", "")
-	p.untrusted = newCA(t, "evil-ca").issue(t, clientCertTemplate("c1", "spiffe://hpa/cluster/c1"), "", "")
+	p.writeServerCert(t)
+	p.c1 = clientCert(t, ca, "not-the-cluster", "spiffe://hpa/cluster/c1")
+	p.c2 = clientCert(t, ca, "c2")
+	p.untrusted = clientCert(t, testcerts.New(t, "evil-ca"), "c1", "spiffe://hpa/cluster/c1")
 	return p
+}
+
+// writeServerCert signs a new serving certificate for 127.0.0.1, writes it over certFile and
+// keyFile, and returns it.
+func (p *pkiFixture) writeServerCert(t *testing.T) tls.Certificate {
+	t.Helper()
+	certPEM, keyPEM := p.ca.ServerPEM(t, "hpa-recommender", "127.0.0.1")
+	if err := os.WriteFile(p.certFile, certPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p.keyFile, keyPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return keyPair(t, certPEM, keyPEM)
+}
+
+// clientCert signs a client certificate for cn from ca, with the URI SANs uris.
+func clientCert(t *testing.T, ca *testcerts.CA, cn string, uris ...string) tls.Certificate {
+	t.Helper()
+	certPEM, keyPEM := ca.ClientPEM(t, cn, uris...)
+	return keyPair(t, certPEM, keyPEM)
+}
+
+// keyPair parses a PEM certificate and key, its Leaf set.
+func keyPair(t *testing.T, certPEM, keyPEM []byte) tls.Certificate {
+	t.Helper()
+	c, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // --- servers and clients ------------------------------------------------------------------
@@ -223,8 +146,8 @@ func plaintext(t *testing.T, addr string) pb.RecommenderServiceClient {
 }
 
 // tlsClient trusts ca for the server and presents cert when it is not nil.
-func tlsClient(t *testing.T, addr string, ca *testCA, cert *tls.Certificate) pb.RecommenderServiceClient {
-	tc := &tls.Config{RootCAs: ca.pool(), MinVersion: tls.VersionTLS12}
+func tlsClient(t *testing.T, addr string, ca *testcerts.CA, cert *tls.Certificate) pb.RecommenderServiceClient {
+	tc := &tls.Config{RootCAs: ca.Pool(), MinVersion: tls.VersionTLS12}
 	if cert != nil {
 		// Always present it: Go clients otherwise send no certificate the server's CA list
 		// does not cover, and the untrusted case would test nothing.
@@ -423,7 +346,7 @@ func cmpStrings(got, want []string) string {
 func TestMutualTLS(t *testing.T) {
 	p := newPKI(t)
 	addr, logs := startAuthServer(t, func(c *server.Config) {
-		c.TLSCert, c.TLSKey, c.ClientCA = p.certFile, p.keyFile, p.ca.file
+		c.TLSCert, c.TLSKey, c.ClientCA = p.certFile, p.keyFile, p.ca.CertFile
 	})
 	ctx := t.Context()
 	c1 := tlsClient(t, addr, p.ca, &p.c1)
@@ -469,7 +392,7 @@ func TestMutualTLS(t *testing.T) {
 func TestMutualTLSWithTokens(t *testing.T) {
 	p := newPKI(t)
 	addr, _ := startAuthServer(t, func(c *server.Config) {
-		c.TLSCert, c.TLSKey, c.ClientCA = p.certFile, p.keyFile, p.ca.file
+		c.TLSCert, c.TLSKey, c.ClientCA = p.certFile, p.keyFile, p.ca.CertFile
 		c.TokensFile = writeTokens(t, tokensFile)
 	})
 	ctx := t.Context()
@@ -681,7 +604,7 @@ func TestTLSCertificateReloadsWhenItChanges(t *testing.T) {
 	p := newPKI(t)
 	addr, _ := startAuthServer(t, func(c *server.Config) { c.TLSCert, c.TLSKey = p.certFile, p.keyFile })
 	served := func() *big.Int {
-		conn, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: p.ca.pool(), NextProtos: []string{"h2"}, MinVersion: tls.VersionTLS12})
+		conn, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: p.ca.Pool(), NextProtos: []string{"h2"}, MinVersion: tls.VersionTLS12})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -689,7 +612,7 @@ func TestTLSCertificateReloadsWhenItChanges(t *testing.T) {
 		return conn.ConnectionState().PeerCertificates[0].SerialNumber
 	}
 	before := served()
-	next := p.ca.issue(t, serverCertTemplate(), p.certFile, p.keyFile)
+	next := p.writeServerCert(t)
 	mt := time.Now().Add(time.Minute)
 	for _, f := range []string{p.certFile, p.keyFile} {
 		if err := os.Chtimes(f, mt, mt); err != nil {
@@ -723,7 +646,7 @@ func TestOpenModeSaysSo(t *testing.T) {
 		{"plaintext, no auth", func(*server.Config) {}, true},
 		{"TLS without client auth", func(c *server.Config) { c.TLSCert, c.TLSKey = p.certFile, p.keyFile }, true},
 		{"tokens", func(c *server.Config) { c.TokensFile = writeTokens(t, tokensFile) }, false},
-		{"mTLS", func(c *server.Config) { c.TLSCert, c.TLSKey, c.ClientCA = p.certFile, p.keyFile, p.ca.file }, false},
+		{"mTLS", func(c *server.Config) { c.TLSCert, c.TLSKey, c.ClientCA = p.certFile, p.keyFile, p.ca.CertFile }, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -841,7 +764,7 @@ func TestCallLogging(t *testing.T) {
 func TestClientCAReloadsWhenItChanges(t *testing.T) {
 	p := newPKI(t)
 	caFile := filepath.Join(t.TempDir(), "client-ca.pem")
-	copyFile(t, p.ca.file, caFile)
+	copyFile(t, p.ca.CertFile, caFile)
 	addr, _ := startAuthServer(t, func(c *server.Config) { c.TLSCert, c.TLSKey, c.ClientCA = p.certFile, p.keyFile, caFile })
 	list := func(cert tls.Certificate) error {
 		_, err := tlsClient(t, addr, p.ca, &cert).ListTargets(t.Context(), &pb.ListTargetsRequest{})
@@ -850,12 +773,12 @@ func TestClientCAReloadsWhenItChanges(t *testing.T) {
 	if err := list(p.c1); err != nil {
 		t.Fatalf("client of the first CA: %v", err)
 	}
-	next := newCA(t, "hpa-ca-2")
-	c1Next := next.issue(t, clientCertTemplate("c1", "spiffe://hpa/cluster/c1"), "", "")
+	next := testcerts.New(t, "hpa-ca-2")
+	c1Next := clientCert(t, next, "c1", "spiffe://hpa/cluster/c1")
 	if err := list(c1Next); err == nil {
 		t.Fatal("a client of the second CA got in before the CA file changed")
 	}
-	copyFile(t, next.file, caFile)
+	copyFile(t, next.CertFile, caFile)
 	mt := time.Now().Add(time.Minute)
 	if err := os.Chtimes(caFile, mt, mt); err != nil {
 		t.Fatal(err)

@@ -1,15 +1,7 @@
 package scaler
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
-	"net"
 	"path/filepath"
 	"testing"
 	"time"
@@ -18,78 +10,33 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/hpa-recommender/hpa-recommender/internal/servertest"
+	"github.com/hpa-recommender/hpa-recommender/internal/testcerts"
 	"github.com/hpa-recommender/hpa-recommender/internal/tlsfiles"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/server"
 )
 
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  []byte
-}
-
-func newTestCA(t *testing.T, cn string) *testCA {
-	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	return &testCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-}
-
-// issue returns PEM certificate and key: a server certificate for 127.0.0.1 when server, else
-// a client certificate for cn.
-func (c *testCA) issue(t *testing.T, cn string, server bool) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	if server {
-		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, c.cert, key.Public(), c.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, _ := x509.MarshalECPrivateKey(key)
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})
-}
-
 // TestReloadingTLS checks that the CA bundle and the client certificate follow their files.
 func TestReloadingTLS(t *testing.T) {
 	dir := t.TempDir()
-	ca1, ca2 := newTestCA(t, "ca1"), newTestCA(t, "ca2")
+	ca1, ca2 := testcerts.New(t, "ca1"), testcerts.New(t, "ca2")
 	caFile, certFile, keyFile := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	writeFile(t, dir, "ca.pem", string(ca1.pem))
-	c, k := ca1.issue(t, "cluster-a", false)
+	writeFile(t, dir, "ca.pem", string(ca1.CertPEM))
+	c, k := ca1.ClientPEM(t, "cluster-a")
 	writeFile(t, dir, "tls.crt", string(c))
 	writeFile(t, dir, "tls.key", string(k))
 
 	// A TLS server that requires a client certificate from ca1 and reports its CN; its own
 	// certificate is swappable.
-	sc1, sk1 := ca1.issue(t, "server", true)
-	sc2, sk2 := ca2.issue(t, "server", true)
+	sc1, sk1 := ca1.ServerPEM(t, "server", "127.0.0.1")
+	sc2, sk2 := ca2.ServerPEM(t, "server", "127.0.0.1")
 	pair1, _ := tls.X509KeyPair(sc1, sk1)
 	pair2, _ := tls.X509KeyPair(sc2, sk2)
 	serving := &pair1
-	clients := x509.NewCertPool()
-	clients.AddCert(ca1.cert)
 	lis, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{
 		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return serving, nil },
 		ClientAuth:     tls.RequireAndVerifyClientCert,
-		ClientCAs:      clients,
+		ClientCAs:      ca1.Pool(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +79,7 @@ func TestReloadingTLS(t *testing.T) {
 	}
 
 	// The client certificate is rotated: the next handshake presents the new one.
-	c, k = ca1.issue(t, "cluster-b", false)
+	c, k = ca1.ClientPEM(t, "cluster-b")
 	writeFile(t, dir, "tls.crt", string(c))
 	writeFile(t, dir, "tls.key", string(k))
 	time.Sleep(1100 * time.Millisecond) // files are checked at most once a second
@@ -148,7 +95,7 @@ func TestReloadingTLS(t *testing.T) {
 	if err := dial(); err == nil {
 		t.Fatal("handshake with a server certificate from an unknown CA succeeded")
 	}
-	writeFile(t, dir, "ca.pem", string(ca2.pem))
+	writeFile(t, dir, "ca.pem", string(ca2.CertPEM))
 	time.Sleep(1100 * time.Millisecond)
 	if err := dial(); err != nil {
 		t.Fatalf("handshake after rotating the CA bundle: %v", err)
@@ -159,9 +106,9 @@ func TestReloadingTLS(t *testing.T) {
 // InsecureSkipVerify alone would accept.
 func TestReloadingTLSChecksName(t *testing.T) {
 	dir := t.TempDir()
-	ca := newTestCA(t, "ca")
-	writeFile(t, dir, "ca.pem", string(ca.pem))
-	sc, sk := ca.issue(t, "server", true) // valid for 127.0.0.1 only
+	ca := testcerts.New(t, "ca")
+	writeFile(t, dir, "ca.pem", string(ca.CertPEM))
+	sc, sk := ca.ServerPEM(t, "server", "127.0.0.1") // valid for 127.0.0.1 only
 	pair, _ := tls.X509KeyPair(sc, sk)
 	lis, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{pair}})
 	if err != nil {

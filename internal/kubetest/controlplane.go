@@ -23,6 +23,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/hpa-recommender/hpa-recommender/internal/testcerts"
 )
 
 // Options configure a control plane. The zero value runs etcd, kube-apiserver and
@@ -62,7 +64,7 @@ type ControlPlane struct {
 	// URL is kube-apiserver's https://127.0.0.1:port; EtcdURL etcd's client URL.
 	URL, EtcdURL string
 
-	servingCA, frontProxyCA *ca
+	servingCA, frontProxyCA *testcerts.CA
 	procs                   []*process // start order
 	removeDir               bool
 	stopOnce                sync.Once
@@ -124,31 +126,31 @@ func StartControlPlane(opts Options) (cp *ControlPlane, err error) {
 		return cp, err
 	}
 	f := func(name string) string { return filepath.Join(certs, name) }
-	if cp.servingCA, err = newCA("kubetest-ca"); err != nil {
+	if cp.servingCA, err = testcerts.NewCA("kubetest-ca"); err != nil {
 		return cp, err
 	}
-	if cp.frontProxyCA, err = newCA("kubetest-front-proxy-ca"); err != nil {
+	if cp.frontProxyCA, err = testcerts.NewCA("kubetest-front-proxy-ca"); err != nil {
 		return cp, err
 	}
-	if err := os.WriteFile(f("ca.crt"), cp.servingCA.pem, 0o600); err != nil {
+	if err := os.WriteFile(f("ca.crt"), cp.servingCA.CertPEM, 0o600); err != nil {
 		return cp, err
 	}
-	if err := os.WriteFile(f("front-proxy-ca.crt"), cp.frontProxyCA.pem, 0o600); err != nil {
+	if err := os.WriteFile(f("front-proxy-ca.crt"), cp.frontProxyCA.CertPEM, 0o600); err != nil {
 		return cp, err
 	}
-	serving, err := cp.servingCA.issue("kube-apiserver", nil, "127.0.0.1", "localhost", "10.0.0.1",
+	servingCert, servingKey, err := cp.servingCA.SignServer("kube-apiserver", "127.0.0.1", "localhost", "10.0.0.1",
 		"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local")
 	if err != nil {
 		return cp, err
 	}
-	if err := serving.write(f("apiserver.crt"), f("apiserver.key")); err != nil {
+	if err := writePair(f("apiserver.crt"), f("apiserver.key"), servingCert, servingKey); err != nil {
 		return cp, err
 	}
-	proxyClient, err := cp.frontProxyCA.issue(FrontProxyClientName, nil)
+	proxyCert, proxyKey, err := cp.frontProxyCA.SignClient(FrontProxyClientName)
 	if err != nil {
 		return cp, err
 	}
-	if err := proxyClient.write(f("front-proxy-client.crt"), f("front-proxy-client.key")); err != nil {
+	if err := writePair(f("front-proxy-client.crt"), f("front-proxy-client.key"), proxyCert, proxyKey); err != nil {
 		return cp, err
 	}
 	if err := writeServiceAccountKeys(f("sa.key"), f("sa.pub")); err != nil {
@@ -212,7 +214,7 @@ func StartControlPlane(opts Options) (cp *ControlPlane, err error) {
 	cp.Config = &rest.Config{
 		Host:            cp.URL,
 		BearerToken:     token,
-		TLSClientConfig: rest.TLSClientConfig{CAData: cp.servingCA.pem},
+		TLSClientConfig: rest.TLSClientConfig{CAData: cp.servingCA.CertPEM},
 		QPS:             100,
 		Burst:           200,
 	}
@@ -310,7 +312,7 @@ func (cp *ControlPlane) ServiceAccountConfig(ctx context.Context, namespace, nam
 }
 
 // CAPEM is the PEM CA certificate that signed kube-apiserver's serving certificate.
-func (cp *ControlPlane) CAPEM() []byte { return cp.servingCA.pem }
+func (cp *ControlPlane) CAPEM() []byte { return cp.servingCA.CertPEM }
 
 func writeKubeconfig(path string, cfg *rest.Config) error {
 	kc := clientcmdapi.NewConfig()

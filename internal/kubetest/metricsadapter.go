@@ -3,7 +3,6 @@ package kubetest
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,6 +26,8 @@ import (
 	custommetricsv1beta2 "k8s.io/metrics/pkg/apis/custom_metrics/v1beta2"
 	externalmetricsv1beta1 "k8s.io/metrics/pkg/apis/external_metrics/v1beta1"
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
+
+	"github.com/hpa-recommender/hpa-recommender/internal/testcerts"
 )
 
 // The API group versions a MetricsAdapter serves.
@@ -183,7 +184,7 @@ func (a *MetricsAdapter) Requests() []Request {
 // NewMetricsAdapter starts an adapter on a free 127.0.0.1 port with a serving certificate
 // from its own CA. pods (may be nil) resolves label selectors. Close it when done.
 func NewMetricsAdapter(pods kubernetes.Interface) (*MetricsAdapter, error) {
-	servingCA, err := newCA("kubetest-metrics-ca")
+	servingCA, err := testcerts.NewCA("kubetest-metrics-ca")
 	if err != nil {
 		return nil, err
 	}
@@ -212,25 +213,23 @@ func StartMetricsAdapter(t testing.TB, cp *ControlPlane) *MetricsAdapter {
 // Close stops the server.
 func (a *MetricsAdapter) Close() { _ = a.srv.Close() }
 
-func newMetricsAdapter(pods kubernetes.Interface, servingCA, clientCA *ca) (*MetricsAdapter, error) {
+func newMetricsAdapter(pods kubernetes.Interface, servingCA, clientCA *testcerts.CA) (*MetricsAdapter, error) {
 	hosts := []string{"127.0.0.1", "localhost"}
 	for _, ns := range []string{DefaultRegistration.ServiceNamespace} {
 		svc := DefaultRegistration.ServiceName
 		hosts = append(hosts, svc+"."+ns+".svc", svc+"."+ns+".svc.cluster.local")
 	}
-	kp, err := servingCA.issue("kubetest-metrics-adapter", nil, hosts...)
+	certPEM, keyPEM, err := servingCA.SignServer("kubetest-metrics-adapter", hosts...)
 	if err != nil {
 		return nil, err
 	}
-	cert, err := tls.X509KeyPair(kp.certPEM, kp.keyPEM)
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
 		return nil, err
 	}
 	tlsCfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	if clientCA != nil {
-		pool := x509.NewCertPool()
-		pool.AddCert(clientCA.cert)
-		tlsCfg.ClientCAs = pool
+		tlsCfg.ClientCAs = clientCA.Pool()
 		tlsCfg.ClientAuth = tls.VerifyClientCertIfGiven
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -239,7 +238,7 @@ func newMetricsAdapter(pods kubernetes.Interface, servingCA, clientCA *ca) (*Met
 	}
 	a := &MetricsAdapter{
 		Port:     l.Addr().(*net.TCPAddr).Port,
-		CAPEM:    servingCA.pem,
+		CAPEM:    servingCA.CertPEM,
 		pods:     pods,
 		listener: l,
 		objects:  map[objectKey]resource.Quantity{},
