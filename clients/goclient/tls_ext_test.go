@@ -2,9 +2,7 @@ package goclient_test
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"net"
-	"os"
 	"testing"
 	"time"
 
@@ -28,19 +26,11 @@ func TestMutualTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	caPEM, err := os.ReadFile(ca.CertFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(caPEM) {
-		t.Fatal("no CA certificate in " + ca.CertFile)
-	}
 	r := &recorder{calls: map[string]int{}}
 	s := grpc.NewServer(
 		grpc.Creds(credentials.NewTLS(&tls.Config{
 			Certificates: []tls.Certificate{srvCert},
-			ClientCAs:    pool,
+			ClientCAs:    ca.Pool(),
 			ClientAuth:   tls.RequireAndVerifyClientCert,
 			MinVersion:   tls.VersionTLS12,
 		})),

@@ -354,15 +354,8 @@ func (w *wal) append(es []entry, publish func()) (int64, error) {
 	if len(w.buf)-frameHeader > maxFrameSize {
 		return 0, fmt.Errorf("write-ahead log frame of %d bytes exceeds %d", len(w.buf), maxFrameSize)
 	}
-	if _, err := w.f.WriteAt(w.buf, w.size); err != nil {
-		w.failed = fmt.Errorf("write-ahead log write failed (no write is accepted until a restart): %w", err)
-		return 0, w.failed
-	}
-	if !w.noSync {
-		if err := datasync(w.f); err != nil {
-			w.failed = fmt.Errorf("write-ahead log sync failed (no write is accepted until a restart): %w", err)
-			return 0, w.failed
-		}
+	if err := w.writeBuf(); err != nil {
+		return 0, err
 	}
 	w.size += int64(len(w.buf))
 	if cap(w.buf) > 4<<20 {
@@ -401,15 +394,20 @@ func (w *wal) rotate() (seg uint64, logged int64, err error) {
 // failed append does.
 func (w *wal) seal() error {
 	w.buf = appendSeal(w.buf[:0], w.seg)
-	_, err := w.f.WriteAt(w.buf, w.size)
-	if err == nil && !w.noSync {
-		err = datasync(w.f)
+	return w.writeBuf()
+}
+
+// writeBuf writes the frame in w.buf at the end of the current segment and syncs it. After a
+// failure what reached the file is unknown: the log stops, and every later write gets the error.
+func (w *wal) writeBuf() error {
+	step, err := "write", error(nil)
+	if _, err = w.f.WriteAt(w.buf, w.size); err == nil && !w.noSync {
+		step, err = "sync", datasync(w.f)
 	}
 	if err != nil {
-		w.failed = fmt.Errorf("write-ahead log seal failed (no write is accepted until a restart): %w", err)
-		return w.failed
+		w.failed = fmt.Errorf("write-ahead log %s failed (no write is accepted until a restart): %w", step, err)
 	}
-	return nil
+	return w.failed
 }
 
 // prepareSpare writes the next segment's file ahead of need: size bytes of zeros, synced. It
