@@ -9,7 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/proto"
+
 	"github.com/hpa-recommender/hpa-recommender/clients/bench"
+	"github.com/hpa-recommender/hpa-recommender/internal/wirecodec"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/server"
 	"github.com/hpa-recommender/hpa-recommender/store"
@@ -17,46 +21,56 @@ import (
 	"github.com/hpa-recommender/hpa-recommender/store/memstore"
 )
 
+// benchTargets is how many targets the benchmarks spread their calls over.
+const benchTargets = 1000
+
+// benchServer is a server on store name ("memory", or "bolt": durable, fsync on commit, group
+// commit) that has already decided once for each of the hpa-bench workload's benchTargets
+// targets, and those targets' requests.
+func benchServer(b *testing.B, name string) (*server.Server, []*pb.RecommendRequest) {
+	var st store.Store
+	if name == "bolt" {
+		bs, err := boltstore.Open(filepath.Join(b.TempDir(), "bench.db"), boltstore.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = bs.Close() })
+		st = bs
+	} else {
+		st = memstore.New()
+	}
+	cfg := server.DefaultConfig()
+	cfg.MetricsListen = ""
+	srv, err := server.New(cfg, server.Deps{Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	wl := bench.NewWorkload("bench", "bench", benchTargets)
+	reqs := make([]*pb.RecommendRequest, benchTargets)
+	for i := range reqs {
+		reqs[i] = wl.Request(i, time.Now())
+		if _, err := srv.Recommend(b.Context(), reqs[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return srv, reqs
+}
+
 // BenchmarkRecommend is the handler's cost per decision without the transport: the hpa-bench
 // payload (20 pods, CPU utilization and an External metric, a behavior) over 1000 targets
-// already stored, 64 concurrent callers, against each store. bolt is durable (fsync on commit,
-// group commit). cmd/hpa-bench measures the whole service over gRPC.
+// already stored, 64 concurrent callers, against each store. cmd/hpa-bench measures the whole
+// service over gRPC.
 func BenchmarkRecommend(b *testing.B) {
 	for _, name := range []string{"memory", "bolt"} {
 		b.Run("store="+name, func(b *testing.B) {
-			var st store.Store
-			if name == "bolt" {
-				bs, err := boltstore.Open(filepath.Join(b.TempDir(), "bench.db"), boltstore.Options{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.Cleanup(func() { _ = bs.Close() })
-				st = bs
-			} else {
-				st = memstore.New()
-			}
-			cfg := server.DefaultConfig()
-			cfg.MetricsListen = ""
-			srv, err := server.New(cfg, server.Deps{Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-			if err != nil {
-				b.Fatal(err)
-			}
-			const targets = 1000
-			wl := bench.NewWorkload("bench", "bench", targets)
-			reqs := make([]*pb.RecommendRequest, targets)
-			for i := range reqs {
-				reqs[i] = wl.Request(i, time.Now())
-				if _, err := srv.Recommend(b.Context(), reqs[i]); err != nil {
-					b.Fatal(err)
-				}
-			}
+			srv, reqs := benchServer(b, name)
 			var next atomic.Int64
 			b.SetParallelism(32) // 64 callers on 2 cores
 			b.ReportAllocs()
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					i := int(next.Add(1) % targets)
+					i := int(next.Add(1) % benchTargets)
 					if _, err := srv.Recommend(b.Context(), reqs[i]); err != nil {
 						panic(fmt.Sprint(err))
 					}
@@ -64,4 +78,41 @@ func BenchmarkRecommend(b *testing.B) {
 			})
 		})
 	}
+}
+
+// BenchmarkRecommendWire is BenchmarkRecommend from the request's wire bytes to the response's:
+// the server's codec decodes each request (as grpc-go hands it the bytes) and encodes the
+// answer, so the figure is the service's CPU per call less grpc-go's transport. bolt only.
+func BenchmarkRecommendWire(b *testing.B) {
+	srv, reqs := benchServer(b, "bolt")
+	wire := make([][]byte, len(reqs))
+	for i, req := range reqs {
+		var err error
+		if wire[i], err = proto.Marshal(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var codec wirecodec.Codec
+	var next atomic.Int64
+	b.SetParallelism(32)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(p *testing.PB) {
+		for p.Next() {
+			i := int(next.Add(1) % benchTargets)
+			req := new(pb.RecommendRequest)
+			if err := codec.Unmarshal(mem.BufferSlice{mem.SliceBuffer(wire[i])}, req); err != nil {
+				panic(err)
+			}
+			resp, err := srv.Recommend(b.Context(), req)
+			if err != nil {
+				panic(fmt.Sprint(err))
+			}
+			out, err := codec.Marshal(resp)
+			if err != nil {
+				panic(err)
+			}
+			out.Free()
+		}
+	})
 }

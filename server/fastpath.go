@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hpa-recommender/hpa-recommender/internal/apiconv"
+	"github.com/hpa-recommender/hpa-recommender/internal/wirecodec"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/recommender"
 	"github.com/hpa-recommender/hpa-recommender/store"
@@ -22,10 +23,13 @@ const maxCachedSpecs = 4096
 // their deterministic wire encoding: every Recommend carries its target's full spec, and
 // converting and validating one (quantities, label selectors, policies) costs more than
 // encoding it. Equal encodings are equal specs, so a hit returns exactly what converting would.
-// The zero value is ready to use.
+// Specs the server's codec decoded and shares (wirecodec.Interned) are also found by address,
+// which skips the encoding. The zero value is ready to use.
 type specCache struct {
 	mu sync.RWMutex
 	m  map[string]*specEntry
+	// byMsg holds the entries of shared specs by address, bounded as m is.
+	byMsg map[*pb.HorizontalPodAutoscalerSpec]*specEntry
 }
 
 // specEntry is one converted spec. Everything in it is shared and must not be modified:
@@ -49,22 +53,34 @@ func convertSpec(s *pb.HorizontalPodAutoscalerSpec) *specEntry {
 }
 
 func (c *specCache) get(s *pb.HorizontalPodAutoscalerSpec) *specEntry {
+	c.mu.RLock()
+	e := c.byMsg[s]
+	c.mu.RUnlock()
+	if e != nil {
+		return e
+	}
 	b, err := deterministic.Marshal(s)
 	if err != nil {
 		return convertSpec(s)
 	}
 	c.mu.RLock()
-	e := c.m[string(b)]
+	e = c.m[string(b)]
 	c.mu.RUnlock()
-	if e != nil {
-		return e
+	if e == nil {
+		e = convertSpec(s)
 	}
-	e = convertSpec(s)
+	shared := wirecodec.Interned(s)
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= maxCachedSpecs {
 		c.m = make(map[string]*specEntry)
 	}
 	c.m[string(b)] = e
+	if shared {
+		if c.byMsg == nil || len(c.byMsg) >= maxCachedSpecs {
+			c.byMsg = make(map[*pb.HorizontalPodAutoscalerSpec]*specEntry)
+		}
+		c.byMsg[s] = e
+	}
 	c.mu.Unlock()
 	return e
 }

@@ -9,11 +9,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/hpa-recommender/hpa-recommender/internal/apiconv"
+	"github.com/hpa-recommender/hpa-recommender/internal/wirecodec"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/recommender"
 )
@@ -21,7 +23,8 @@ import (
 // FuzzDecisionInputMatchesUncached: the spec cache changes nothing. For any request,
 // decisionInput (spec converted and validated once, then cached) returns the same input,
 // options and violations, in the same order, as apiconv.RecommendFromProto followed by ValidateInput;
-// asking twice (a cache hit) gives the same again. Seeded from the upstream scenarios' specs
+// asking twice (a cache hit) gives the same again, and so does a request decoded by the
+// server's codec, whose spec the cache finds by address. Seeded from the upstream scenarios' specs
 // and first steps.
 func FuzzDecisionInputMatchesUncached(f *testing.F) {
 	for _, raw := range scenarioRequests(f, 30) {
@@ -53,8 +56,18 @@ func FuzzDecisionInputMatchesUncached(f *testing.F) {
 		if len(want) == 0 {
 			want = apiconv.FieldErrors(recommender.ValidateInput(&wantIn, "", recommender.Limits{MaxPods: cfg.MaxPods}))
 		}
+		// Plainly decoded, then twice through the server's codec: the second time its spec is
+		// the message the codec shares, found in the cache by address.
+		reqs := []*pb.RecommendRequest{&req, &req}
 		for range 2 {
-			in, opts, got := s.decisionInput(&req)
+			m := new(pb.RecommendRequest)
+			if err := (wirecodec.Codec{}).Unmarshal(mem.BufferSlice{mem.SliceBuffer(b)}, m); err != nil || wirecodec.DecodeError(m) != nil {
+				t.Fatalf("the codec does not decode what proto.Unmarshal does: %v %v", err, wirecodec.DecodeError(m))
+			}
+			reqs = append(reqs, m)
+		}
+		for _, r := range reqs {
+			in, opts, got := s.decisionInput(r)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Fatalf("violations differ (-uncached +decisionInput):\n%s", diff)
 			}
@@ -66,6 +79,23 @@ func FuzzDecisionInputMatchesUncached(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSpecCacheByAddressOnlyForCodecSpecs: a caller in the same process may reuse one spec
+// message and change it between calls; the cache finds only the codec's shared specs, which
+// never change, by address, so the changed spec is converted again.
+func TestSpecCacheByAddressOnlyForCodecSpecs(t *testing.T) {
+	s := &Server{cfg: DefaultConfig()}
+	spec := &pb.HorizontalPodAutoscalerSpec{
+		ScaleTargetRef: &pb.CrossVersionObjectReference{Kind: "Deployment", Name: "web", ApiVersion: "apps/v1"},
+		MaxReplicas:    10,
+	}
+	for _, max := range []int32{10, 20, 30} {
+		spec.MaxReplicas = max
+		if got := s.specs.get(spec).spec.MaxReplicas; got != max {
+			t.Fatalf("maxReplicas %d after the caller changed it to %d: the cache kept the spec by address", got, max)
+		}
+	}
 }
 
 // scenarioRequests reads the first n SimulateRequests of the upstream scenarios (the test data

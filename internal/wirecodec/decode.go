@@ -279,7 +279,8 @@ func (d *decoder) str(b []byte) (string, bool) {
 	return s, true
 }
 
-// merge decodes the small singular message fields (target, spec, options) with protobuf-go:
+// merge decodes the small singular message fields (target, spec, options) with protobuf-go
+// (the spec only when it is not in the table of shared specs, spec.go):
 // a field that occurs again merges into what came before, as in proto.Unmarshal.
 var merge = proto.UnmarshalOptions{Merge: true}
 
@@ -296,10 +297,7 @@ func (d *decoder) request(b []byte, m *pb.RecommendRequest) bool {
 			}
 			ok = merge.Unmarshal(v, m.Target) == nil
 		case 2<<3 | bytesType: // spec
-			if m.Spec == nil {
-				m.Spec = new(pb.HorizontalPodAutoscalerSpec)
-			}
-			ok = merge.Unmarshal(v, m.Spec) == nil
+			m.Spec, ok = d.spec(v, m.Spec)
 		case 3<<3 | varintType: // current_replicas
 			m.CurrentReplicas = int32(x)
 		case 4<<3 | varintType: // status_replicas

@@ -415,3 +415,83 @@ func BenchmarkDecodeRecommendRequest(b *testing.B) {
 		})
 	}
 }
+
+// decodeRequest decodes b with the codec, failing t on any error.
+func decodeRequest(t *testing.T, b []byte) *pb.RecommendRequest {
+	t.Helper()
+	m := new(pb.RecommendRequest)
+	if err := (Codec{}).Unmarshal(bufferOf(b), m); err != nil {
+		t.Fatal(err)
+	}
+	if err := DecodeError(m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestSpecsAreShared: requests with the same spec bytes get the same spec message, which
+// Interned reports; a spec field that occurs twice merges into a copy, leaving the shared
+// message as it was; a spec too big to keep is decoded each time and not interned.
+func TestSpecsAreShared(t *testing.T) {
+	req := realisticRequest(t0)
+	req.Spec.MaxReplicas = 4242 // bytes no other test sends
+	b := mustMarshal(t, proto.MarshalOptions{}, req)
+	first, second := decodeRequest(t, b), decodeRequest(t, b)
+	if first.Spec != second.Spec {
+		t.Fatal("two requests with the same spec bytes got different spec messages")
+	}
+	if !Interned(first.Spec) {
+		t.Fatal("Interned is false for a shared spec")
+	}
+	if !proto.Equal(first.Spec, req.Spec) {
+		t.Fatalf("shared spec %v, want %v", first.Spec, req.Spec)
+	}
+
+	// The spec again, then a second spec field: proto.Unmarshal merges the two.
+	extra := &pb.HorizontalPodAutoscalerSpec{MinReplicas: proto.Int32(3)}
+	twice := append(bytes.Clone(b), protowire.AppendBytes(protowire.AppendTag(nil, 2, protowire.BytesType), mustMarshal(t, proto.MarshalOptions{}, extra))...)
+	if !check(t, twice) {
+		t.Fatal("the fast path gave up on a repeated spec")
+	}
+	merged := decodeRequest(t, twice)
+	if merged.Spec == first.Spec || Interned(merged.Spec) {
+		t.Fatal("a merged spec is the shared message")
+	}
+	if merged.Spec.GetMinReplicas() != 3 || merged.Spec.GetMaxReplicas() != 4242 {
+		t.Fatalf("merged spec %v, want minReplicas 3 and maxReplicas 4242", merged.Spec)
+	}
+	if !proto.Equal(first.Spec, req.Spec) {
+		t.Fatalf("merging changed the shared spec: %v", first.Spec)
+	}
+
+	huge := realisticRequest(t0)
+	huge.Spec.ScaleTargetRef.Name = strings.Repeat("x", maxSpecSize)
+	hb := mustMarshal(t, proto.MarshalOptions{}, huge)
+	if !check(t, hb) {
+		t.Fatal("the fast path gave up on a huge spec")
+	}
+	h1, h2 := decodeRequest(t, hb), decodeRequest(t, hb)
+	if h1.Spec == h2.Spec || Interned(h1.Spec) {
+		t.Fatal("a spec above maxSpecSize was shared")
+	}
+}
+
+// TestSpecTableStartsOver: the table holds at most maxSpecs specs; past that it forgets the
+// ones it had (Interned turns false for them) and keeps sharing new ones.
+func TestSpecTableStartsOver(t *testing.T) {
+	req := realisticRequest(t0)
+	decodeN := func(n int32) *pb.HorizontalPodAutoscalerSpec {
+		req.Spec.MinReplicas = proto.Int32(100000 + n)
+		return decodeRequest(t, mustMarshal(t, proto.MarshalOptions{}, req)).Spec
+	}
+	old := decodeN(0)
+	for i := range int32(maxSpecs) {
+		decodeN(i + 1)
+	}
+	if Interned(old) {
+		t.Fatal("the table kept a spec past maxSpecs others")
+	}
+	if last := decodeN(maxSpecs); !Interned(last) || decodeN(maxSpecs) != last {
+		t.Fatal("after starting over the table does not share")
+	}
+}
