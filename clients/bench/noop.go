@@ -25,8 +25,11 @@ type NoopServer struct {
 }
 
 // StartNoop serves the baseline on a free loopback port.
-func StartNoop() (*NoopServer, error) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+func StartNoop() (*NoopServer, error) { return ListenNoop("127.0.0.1:0") }
+
+// ListenNoop serves the baseline on addr (host:port; port 0 picks a free one).
+func ListenNoop(addr string) (*NoopServer, error) {
+	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -18,7 +19,9 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "hpa-bench:", err)
 		os.Exit(1)
 	}
@@ -37,7 +40,29 @@ func setGC(targets int) {
 	debug.SetMemoryLimit(gcHeadroom + 128*int64(targets))
 }
 
-func run(args []string) error {
+// serverGCPercent is hpa-recommender's collector setting (its defaultGCPercent), which a
+// --serve-noop server takes too, so that it differs from the service only in its handler.
+const serverGCPercent = 400
+
+// serveNoop serves the no-op baseline on addr, as a process of its own, until ctx ends. It
+// writes the address it listens on to stdout first.
+func serveNoop(ctx context.Context, addr string, stdout io.Writer) error {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(serverGCPercent)
+	}
+	s, err := bench.ListenNoop(addr)
+	if err != nil {
+		return fmt.Errorf("--serve-noop: %w", err)
+	}
+	defer s.Stop()
+	if _, err := fmt.Fprintf(stdout, "serving the no-op baseline on %s\n", s.Addr()); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return nil
+}
+
+func run(ctx context.Context, args []string, stdout io.Writer) error {
 	cfg := bench.DefaultConfig()
 	fs := flag.NewFlagSet("hpa-bench", flag.ContinueOnError)
 	cfg.RegisterFlags(fs)
@@ -45,8 +70,15 @@ func run(args []string) error {
 	jsonOut := fs.String("json-out", "", "also write the full report as JSON to this file")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
 	cpuProfile := fs.String("cpuprofile", "", "write the load generator's own CPU profile to this file")
+	noopAddr := fs.String("serve-noop", "", "instead of loading anything, serve the no-op baseline on this address (host:port) as a process of its own, at hpa-recommender's GOGC, until interrupted; load it with --addr and --server-pid")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *noopAddr != "" {
+		if fs.NArg() > 0 {
+			return fmt.Errorf("unexpected arguments %q", fs.Args())
+		}
+		return serveNoop(ctx, *noopAddr, stdout)
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -68,8 +100,6 @@ func run(args []string) error {
 	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
 		setGC(cfg.Targets)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	rep, err := bench.Run(ctx, cfg)
 	if err != nil {
 		return err
@@ -88,7 +118,7 @@ func run(args []string) error {
 		}
 	}
 	if *asJSON {
-		return rep.WriteJSON(os.Stdout)
+		return rep.WriteJSON(stdout)
 	}
-	return rep.WriteTable(os.Stdout)
+	return rep.WriteTable(stdout)
 }

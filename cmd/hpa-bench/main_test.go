@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,8 +20,8 @@ import (
 func TestRunWritesJSONAndProfile(t *testing.T) {
 	dir := t.TempDir()
 	out, prof := filepath.Join(dir, "report.json"), filepath.Join(dir, "cpu.prof")
-	err := run([]string{"--addr", "", "--baseline", "--targets", "10", "--concurrency", "2", "--rate", "200",
-		"--duration", "300ms", "--warmup", "0s", "--repeat", "1", "--quiet", "--json-out", out, "--cpuprofile", prof})
+	err := run(t.Context(), []string{"--addr", "", "--baseline", "--targets", "10", "--concurrency", "2", "--rate", "200",
+		"--duration", "300ms", "--warmup", "0s", "--repeat", "1", "--quiet", "--json-out", out, "--cpuprofile", prof}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +44,7 @@ func TestRunWritesJSONAndProfile(t *testing.T) {
 // TestBadLoadSwing: a load swing outside [0, 1) is refused before any load, naming the flag.
 func TestBadLoadSwing(t *testing.T) {
 	for _, v := range []string{"-0.1", "1", "NaN"} {
-		err := run([]string{"--addr", "", "--baseline", "--concurrency", "1", "--duration", "10ms", "--load-swing", v})
+		err := run(t.Context(), []string{"--addr", "", "--baseline", "--concurrency", "1", "--duration", "10ms", "--load-swing", v}, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), "--load-swing") {
 			t.Errorf("--load-swing %s: error %v, want one naming --load-swing", v, err)
 		}
@@ -73,7 +76,7 @@ func TestCollectorPacing(t *testing.T) {
 			}
 			debug.SetGCPercent(100)
 			debug.SetMemoryLimit(math.MaxInt64)
-			if err := run(args); err != nil {
+			if err := run(t.Context(), args, io.Discard); err != nil {
 				t.Fatal(err)
 			}
 			if got := debug.SetGCPercent(100); got != tc.wantPercent {
@@ -83,5 +86,49 @@ func TestCollectorPacing(t *testing.T) {
 				t.Errorf("memory limit %d, want %d", got, tc.wantLimit)
 			}
 		})
+	}
+}
+
+// TestServeNoop: --serve-noop serves the baseline as a process of its own would, at
+// hpa-recommender's collector setting, until its context ends; the tool loads it like any
+// service, without errors.
+func TestServeNoop(t *testing.T) {
+	t.Setenv("GOGC", "")
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	ctx, cancel := context.WithCancel(t.Context())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"--serve-noop", "127.0.0.1:0"}, pw) }()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "serving the no-op baseline on ")
+	if !ok {
+		t.Fatalf("first line %q, want the address", line)
+	}
+	if got := debug.SetGCPercent(100); got != serverGCPercent {
+		t.Errorf("collector percentage %d while serving, want %d", got, serverGCPercent)
+	}
+	out := filepath.Join(t.TempDir(), "r.json")
+	if err := run(t.Context(), []string{"--addr", addr, "--targets", "10", "--concurrency", "2", "--duration", "200ms",
+		"--warmup", "0s", "--repeat", "1", "--quiet", "--json-out", out}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep bench.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Summary) != 1 || rep.Summary[0].Throughput <= 0 || rep.Summary[0].Errors != 0 {
+		t.Errorf("summary %+v: want one row with throughput and no errors", rep.Summary)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("--serve-noop returned %v after its context ended, want nil", err)
 	}
 }
