@@ -25,7 +25,19 @@ func TestRunWritesJSONAndProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(out)
+	rep := readReport(t, out)
+	if len(rep.Summary) != 2 || rep.Summary[0].Throughput <= 0 || rep.Summary[1].Mode != "open" || rep.Summary[1].LagP99 <= 0 {
+		t.Errorf("summary %+v: want a closed and an open baseline row with throughput and lag", rep.Summary)
+	}
+	if fi, err := os.Stat(prof); err != nil || fi.Size() == 0 {
+		t.Errorf("--cpuprofile: %v, %v", fi, err)
+	}
+}
+
+// readReport reads the report --json-out wrote to path.
+func readReport(t *testing.T, path string) bench.Report {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,12 +45,7 @@ func TestRunWritesJSONAndProfile(t *testing.T) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatalf("--json-out is not a report: %v", err)
 	}
-	if len(rep.Summary) != 2 || rep.Summary[0].Throughput <= 0 || rep.Summary[1].Mode != "open" || rep.Summary[1].LagP99 <= 0 {
-		t.Errorf("summary %+v: want a closed and an open baseline row with throughput and lag", rep.Summary)
-	}
-	if fi, err := os.Stat(prof); err != nil || fi.Size() == 0 {
-		t.Errorf("--cpuprofile: %v, %v", fi, err)
-	}
+	return rep
 }
 
 // TestBadLoadSwing: a load swing outside [0, 1) is refused before any load, naming the flag.
@@ -116,14 +123,7 @@ func TestServeNoop(t *testing.T) {
 		"--warmup", "0s", "--repeat", "1", "--quiet", "--json-out", out}, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep bench.Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := readReport(t, out)
 	if len(rep.Summary) != 1 || rep.Summary[0].Throughput <= 0 || rep.Summary[0].Errors != 0 {
 		t.Errorf("summary %+v: want one row with throughput and no errors", rep.Summary)
 	}
