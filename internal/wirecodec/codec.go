@@ -6,8 +6,9 @@
 // decoder here allocates the request's messages of each kind in one slice, sizes maps, and
 // shares one string among equal short strings: a quarter of the allocations, and a fraction
 // of the time (BenchmarkDecodeRecommendRequest). Requests that send the same spec bytes get one
-// shared, never modified spec message (spec.go), which also lets the server find its converted
-// spec by address (Interned). Its result is exactly proto.Unmarshal's: whenever it meets
+// shared spec message (spec.go), which also lets the server find its converted spec by address
+// (Interned), and a container that repeats the one before it in a request is that message
+// again. A decoded request is therefore read-only: the server never modifies one. Its result is exactly proto.Unmarshal's: whenever it meets
 // anything outside what clients normally send (unknown fields, unexpected wire types,
 // malformed or invalid input) it starts over with proto.Unmarshal, so errors and unknown
 // fields are protobuf-go's own.

@@ -120,6 +120,9 @@ func count(b []byte, tag uint64) int {
 type counts struct {
 	pods, containers, initContainers, ready, timestamps int
 	metrics, podValues, durations, values, optValues    int
+	// lastContainer is the last container counted: a container repeating the one before
+	// takes no new message (decoder.container).
+	lastContainer []byte
 }
 
 func (c *counts) request(b []byte) {
@@ -142,7 +145,7 @@ func (c *counts) request(b []byte) {
 
 func (c *counts) pod(b []byte) {
 	for len(b) > 0 {
-		tag, _, _, rest, ok := next(b)
+		tag, _, v, rest, ok := next(b)
 		if !ok {
 			return
 		}
@@ -152,7 +155,10 @@ func (c *counts) pod(b []byte) {
 		case 4<<3 | bytesType, 5<<3 | bytesType, 6<<3 | bytesType:
 			c.timestamps++
 		case 7<<3 | bytesType:
-			c.containers++
+			if c.lastContainer == nil || string(v) != string(c.lastContainer) {
+				c.containers++
+				c.lastContainer = v
+			}
 		case 8<<3 | bytesType:
 			c.initContainers++
 		}
@@ -230,6 +236,10 @@ type decoder struct {
 
 	// interned holds strings decoded before, by hash of their bytes, the latest first.
 	interned [internBuckets][2]string
+
+	// lastContainer is the container decoded last, from lastContainerBytes (part of the input).
+	lastContainer      *pb.ContainerState
+	lastContainerBytes []byte
 }
 
 // take returns the next unused element of slab. counts sized the slabs so that they do not
@@ -355,9 +365,9 @@ func (d *decoder) pod(b []byte, p *pb.PodState) bool {
 		case 6<<3 | bytesType: // deletion_timestamp
 			p.DeletionTimestamp, ok = d.timestamp(v, p.DeletionTimestamp)
 		case 7<<3 | bytesType: // containers
-			c := take(&d.containers)
+			var c *pb.ContainerState
+			c, ok = d.container(v)
 			d.containerPtrs = append(d.containerPtrs, c)
-			ok = d.container(v, c)
 		case 8<<3 | bytesType: // init_containers
 			c := take(&d.initContainers)
 			d.initPtrs = append(d.initPtrs, c)
@@ -377,7 +387,22 @@ func (d *decoder) pod(b []byte, p *pb.PodState) bool {
 	return true
 }
 
-func (d *decoder) container(b []byte, c *pb.ContainerState) bool {
+// container decodes the container b, or returns the one decoded last when b is the same bytes:
+// the pods of a workload mostly repeat one container, name and requests alike, and one
+// message (never modified, like every decoded message) serves them all.
+func (d *decoder) container(b []byte) (*pb.ContainerState, bool) {
+	if d.lastContainer != nil && string(b) == string(d.lastContainerBytes) {
+		return d.lastContainer, true
+	}
+	c := take(&d.containers)
+	if !d.containerFields(b, c) {
+		return c, false
+	}
+	d.lastContainer, d.lastContainerBytes = c, b
+	return c, true
+}
+
+func (d *decoder) containerFields(b []byte, c *pb.ContainerState) bool {
 	for len(b) > 0 {
 		tag, _, v, rest, ok := next(b)
 		if !ok {

@@ -495,3 +495,41 @@ func TestSpecTableStartsOver(t *testing.T) {
 		t.Fatal("after starting over the table does not share")
 	}
 }
+
+// TestRepeatedContainersAreShared: a container whose bytes repeat the container decoded just
+// before (the pods of one workload) is the same message; any difference, in its name or its
+// requests, gives a message of its own. Either way the request is proto.Unmarshal's.
+func TestRepeatedContainersAreShared(t *testing.T) {
+	req := realisticRequest(t0)
+	req.Pods[3].Containers[0].Requests = map[string]string{"cpu": "250m", "memory": "256Mi"}
+	req.Pods[5].Containers = append(req.Pods[5].Containers, &pb.ContainerState{Name: "sidecar"})
+	b := mustMarshal(t, deterministic, req)
+	if !check(t, b) {
+		t.Fatal("the fast path gave up")
+	}
+	m := decodeRequest(t, b)
+	first := m.Pods[0].Containers[0]
+	for i, p := range m.Pods {
+		c := p.Containers[0]
+		switch i {
+		case 3:
+			if c == first || c.Requests["cpu"] != "250m" {
+				t.Errorf("pod 3's container %v: want its own requests in a message of its own", c)
+			}
+		case 4:
+			if c == first || c == m.Pods[3].Containers[0] {
+				t.Errorf("pod 4's container is shared with a container of other bytes")
+			}
+		default:
+			if i < 3 && c != first {
+				t.Errorf("pod %d's container is not shared with pod 0's, which has the same bytes", i)
+			}
+		}
+	}
+	if p := m.Pods[5]; len(p.Containers) != 2 || p.Containers[1].Name != "sidecar" || p.Containers[0] != m.Pods[4].Containers[0] {
+		t.Errorf("pod 5's containers %v: want pod 4's container, then the sidecar", p.Containers)
+	}
+	if c := m.Pods[6].Containers[0]; c != m.Pods[7].Containers[0] || c == m.Pods[5].Containers[1] {
+		t.Errorf("pods 6 and 7 do not share their container, or share the sidecar")
+	}
+}
