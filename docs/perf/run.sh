@@ -43,6 +43,17 @@ done
 run mem-1k memory 1000 --concurrency 64 --rate 2000 --duration 5s --warmup 1s --repeat 3
 run mem-10k memory 10000 --concurrency 64 --duration 5s --warmup 1s --repeat 3
 run mem-100k memory 100000 --concurrency 64 --duration 5s --warmup 1s --repeat 1
+# The no-op baseline as a process of its own (the service's GOGC, its own CPU), loaded like the
+# service: how much of the in-process baseline's lead is the transport and how much the process.
+if [[ -z ${ONLY-} || " $ONLY " == *" noop-process "* ]]; then
+	bin/hpa-bench --serve-noop 127.0.0.1:50092 >"$DATA/noop.log" &
+	noop_pid=$!
+	until (echo >/dev/tcp/127.0.0.1/50092) 2>/dev/null; do sleep 0.1; done
+	bin/hpa-bench --addr 127.0.0.1:50092 --baseline --server-pid "$noop_pid" --targets 1000 --concurrency 64 \
+		--rate 2000 --duration 5s --warmup 1s --repeat 3 --quiet --json-out "$OUT/noop-process.json" | tee "$OUT/noop-process.txt"
+	kill "$noop_pid"
+	wait "$noop_pid" || true
+fi
 if [[ -n $ETCD ]]; then
 	# One member on the same machine, default fsync: what a single-node etcd costs the service.
 	"$ETCD" --name bench --data-dir "$DATA/etcd" --listen-client-urls http://127.0.0.1:23790 \
