@@ -711,7 +711,7 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, 
 			}
 		}
 		rev := tx.nextRev()
-		out, err := codec.WithRevision(next.enc, rev)
+		out, err := next.enc.Revise(rev)
 		if err != nil {
 			return err
 		}
@@ -740,7 +740,7 @@ func (e *decodeError) Unwrap() error { return e.err }
 // prepared is fn's result ready to write: its encoding without a revision, and its decoded
 // form (what decoding that encoding would give) for the cache.
 type prepared struct {
-	enc    []byte
+	enc    codec.Unrevised
 	frozen *store.Target
 }
 

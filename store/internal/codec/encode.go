@@ -32,16 +32,25 @@ var buffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // encodeRecord returns the JSON encoding of r in a slice of its own.
 func encodeRecord(r *recordV1) ([]byte, error) {
+	var out []byte
+	err := withEncoding(r, func(b []byte) { out = bytes.Clone(b) })
+	return out, err
+}
+
+// withEncoding calls use with the JSON encoding of r, in a pooled buffer that is only valid
+// during the call.
+func withEncoding(r *recordV1, use func([]byte)) error {
 	buf := buffers.Get().(*[]byte)
 	defer buffers.Put(buf)
 	b, err := appendRecord((*buf)[:0], r)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if cap(b) <= maxPooledBuffer {
 		*buf = b
 	}
-	return bytes.Clone(b), nil
+	use(b)
+	return nil
 }
 
 // appendRecord appends the JSON encoding of r to b. It fails where json.Marshal does: on a time

@@ -258,21 +258,22 @@ func Marshal(t *store.Target, rev int64) ([]byte, error) {
 	return b, nil
 }
 
-// MarshalNormalized is Marshal(t, 0) and Normalize(t) at once, for a store that writes a
-// record and keeps it decoded: the conversion to the record format, a good part of both, is
-// done once.
-func MarshalNormalized(t *store.Target) ([]byte, *store.Target, error) {
+// MarshalNormalized is Marshal(t, 0), ready for a revision (Unrevised), and Normalize(t) at
+// once, for a store that writes a record and keeps it decoded: the conversion to the record
+// format, a good part of both, is done once.
+func MarshalNormalized(t *store.Target) (Unrevised, *store.Target, error) {
 	r := encRecord(t, 0)
-	b, err := encodeRecord(&r) // only reads r
+	var u Unrevised
+	err := withEncoding(&r, func(b []byte) { u = unrevised(b) }) // only reads r
 	if err != nil {
-		return nil, nil, fmt.Errorf("encode target %s: %w", t.Key, err)
+		return Unrevised{}, nil, fmt.Errorf("encode target %s: %w", t.Key, err)
 	}
 	n, err := decRecord(&r) // takes over r's slices and maps, which nothing else holds
 	if err != nil {
-		return nil, nil, err
+		return Unrevised{}, nil, err
 	}
 	n.Revision = t.Revision
-	return b, n, nil
+	return u, n, nil
 }
 
 // Unmarshal decodes a record written by Marshal and returns it with the revision it carries.

@@ -10,22 +10,53 @@ import (
 // when there is one (encoding/json writes struct fields in declaration order).
 var recordPrefix = []byte(`{"v":` + strconv.Itoa(RecordVersion) + `,`)
 
-// WithRevision returns what Marshal(t, rev) returns, given b = Marshal(t, 0): a store can then
-// encode a record (the expensive part) before it knows the revision its write transaction
-// assigns. rev must be positive. b is not modified.
-func WithRevision(b []byte, rev int64) ([]byte, error) {
+// revRoom is the room an Unrevised record keeps in front of it for the revision Revise adds:
+// `"rev":`, up to 19 digits and a comma.
+const revRoom = len(`"rev":`) + 19 + 1
+
+// Unrevised is a record encoded without a revision (what Marshal(t, 0) returns) with room in
+// front of it, so that a store can encode a record (the expensive part) before it knows the
+// revision its write transaction assigns, and then add the revision without copying the record.
+type Unrevised struct {
+	buf []byte // buf[revRoom:] is the record; nil once Revise has used it
+}
+
+// unrevised copies the record b (encoded without a revision) behind room for one.
+func unrevised(b []byte) Unrevised {
+	buf := make([]byte, revRoom+len(b))
+	copy(buf[revRoom:], b)
+	return Unrevised{buf: buf}
+}
+
+// Bytes is the record without a revision (Marshal(t, 0)); nil once Revise has used it.
+func (u *Unrevised) Bytes() []byte {
+	if u.buf == nil {
+		return nil
+	}
+	return u.buf[revRoom:]
+}
+
+// Revise returns Marshal(t, rev) by writing the revision into u's own buffer, in front of the
+// record: it may be called once, and u is empty afterwards. rev must be positive.
+func (u *Unrevised) Revise(rev int64) ([]byte, error) {
 	if rev <= 0 {
 		return nil, fmt.Errorf("revision %d: must be positive", rev)
 	}
+	b := u.Bytes()
 	if !bytes.HasPrefix(b, recordPrefix) || bytes.HasPrefix(b[len(recordPrefix):], []byte(`"rev":`)) {
 		return nil, fmt.Errorf("not a record encoded without a revision: %.20q", b)
 	}
-	out := make([]byte, 0, len(b)+len(`"rev":,`)+20)
-	out = append(out, recordPrefix...)
-	out = append(out, `"rev":`...)
-	out = strconv.AppendInt(out, rev, 10)
-	out = append(out, ',')
-	return append(out, b[len(recordPrefix):]...), nil
+	var head [64]byte // more than recordPrefix and revRoom
+	h := append(head[:0], recordPrefix...)
+	h = append(h, `"rev":`...)
+	h = strconv.AppendInt(h, rev, 10)
+	h = append(h, ',')
+	// The new head ends where the record's own prefix ends, and replaces it.
+	start := revRoom + len(recordPrefix) - len(h)
+	copy(u.buf[start:], h)
+	out := u.buf[start:]
+	u.buf = nil
+	return out, nil
 }
 
 // Revision returns the revision a stored record carries, reading only its first bytes; ok is

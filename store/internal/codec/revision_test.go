@@ -2,6 +2,7 @@ package codec
 
 import (
 	"bytes"
+	"math"
 	"testing"
 	"time"
 
@@ -9,20 +10,22 @@ import (
 	"github.com/hpa-recommender/hpa-recommender/store"
 )
 
-func TestWithRevisionEqualsMarshal(t *testing.T) {
+// TestReviseEqualsMarshal: MarshalNormalized's record, revised, is Marshal(t, rev) for any
+// positive revision, once; a spent record, a record that is not one without a revision, and
+// a revision that is not positive are refused.
+func TestReviseEqualsMarshal(t *testing.T) {
 	targets := []*store.Target{
 		{},
 		{Key: store.Key{Cluster: "c", Namespace: "ns", Name: "web"}, Spec: recommender.Spec{MaxReplicas: 9},
 			Reported: []string{"a", "b"}, LastSeen: time.Unix(1, 5)},
 	}
 	for _, tgt := range targets {
-		for _, rev := range []int64{1, 9, 10, 123456789, 1<<62 + 3} {
-			unrev, err := Marshal(tgt, 0)
+		for _, rev := range []int64{1, 9, 10, 123456789, 1<<62 + 3, math.MaxInt64} {
+			u, _, err := MarshalNormalized(tgt)
 			if err != nil {
 				t.Fatal(err)
 			}
-			kept := bytes.Clone(unrev)
-			got, err := WithRevision(unrev, rev)
+			got, err := u.Revise(rev)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -31,20 +34,22 @@ func TestWithRevisionEqualsMarshal(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(got, want) {
-				t.Errorf("WithRevision(Marshal(t, 0), %d) =\n%s\nwant Marshal(t, %d) =\n%s", rev, got, rev, want)
+				t.Errorf("Revise(%d) =\n%s\nwant Marshal(t, %d) =\n%s", rev, got, rev, want)
 			}
-			if !bytes.Equal(unrev, kept) {
-				t.Error("WithRevision modified its input")
+			if again, err := u.Revise(rev + 1); err == nil || u.Bytes() != nil {
+				t.Errorf("a second Revise gave %q, %v; want an error and no bytes left", again, err)
 			}
 		}
 	}
 	withRev, _ := Marshal(targets[1], 4)
 	for _, bad := range [][]byte{nil, []byte(`{}`), []byte(`{"v":2,"key":{}}`), withRev} {
-		if _, err := WithRevision(bad, 5); err == nil {
-			t.Errorf("WithRevision(%q) succeeded, want an error", bad)
+		u := unrevised(bad)
+		if _, err := u.Revise(5); err == nil {
+			t.Errorf("Revise of %q succeeded, want an error", bad)
 		}
 	}
-	if _, err := WithRevision([]byte(`{"v":1,"key":{}}`), 0); err == nil {
-		t.Error("WithRevision(rev 0) succeeded, want an error")
+	u := unrevised([]byte(`{"v":1,"key":{}}`))
+	if _, err := u.Revise(0); err == nil {
+		t.Error("Revise(0) succeeded, want an error")
 	}
 }
