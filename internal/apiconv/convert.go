@@ -357,6 +357,11 @@ func (c *converter) pods(name string, pods []*pb.PodState) []recommender.Pod {
 		return nil
 	}
 	out := make([]recommender.Pod, len(pods))
+	// A pod whose containers are the very messages of the pod before it (the server's codec
+	// decodes a repeated container once) shares that pod's converted containers, when they
+	// converted without a violation: the engine only reads them.
+	var prevPB []*pb.ContainerState
+	var prevOut []recommender.Container
 	for i, p := range pods {
 		c.pushIndex(name, i)
 		d := &out[i]
@@ -372,7 +377,10 @@ func (c *converter) pods(name string, pods []*pb.PodState) []recommender.Pod {
 			d.Deleting = true
 			d.DeletionTime = c.time("deletionTimestamp", dt)
 		}
-		if cs := p.GetContainers(); len(cs) > 0 {
+		if cs := p.GetContainers(); len(cs) > 0 && prevOut != nil && slices.Equal(cs, prevPB) {
+			d.Containers = prevOut
+		} else if len(cs) > 0 {
+			nv := len(c.violations)
 			d.Containers = make([]recommender.Container, len(cs))
 			for j, ct := range cs {
 				c.pushIndex("containers", j)
@@ -381,6 +389,10 @@ func (c *converter) pods(name string, pods []*pb.PodState) []recommender.Pod {
 					Requests: c.requests("requests", ct.GetRequests()),
 				}
 				c.pop()
+			}
+			prevPB, prevOut = cs, nil
+			if len(c.violations) == nv {
+				prevOut = d.Containers
 			}
 		}
 		if cs := p.GetInitContainers(); len(cs) > 0 {

@@ -667,6 +667,28 @@ func TestEqualRequestsShareOneConversion(t *testing.T) {
 	}
 }
 
+// TestSharedContainerMessages: pods whose containers are the same messages (as the server's
+// codec decodes a repeated container) convert as if each had its own copy: same values, and a
+// violation reported for every pod, not only the first.
+func TestSharedContainerMessages(t *testing.T) {
+	good := []*pb.ContainerState{{Name: "app", Requests: map[string]string{"cpu": "500m"}}}
+	bad := []*pb.ContainerState{{Name: "app", Requests: map[string]string{"cpu": "x"}}}
+	shared := []*pb.PodState{{Name: "a", Containers: good}, {Name: "b", Containers: good},
+		{Name: "c", Containers: bad}, {Name: "d", Containers: bad}, {Name: "e", Containers: good}}
+	own := make([]*pb.PodState, len(shared))
+	for i, p := range shared {
+		own[i] = proto.CloneOf(p)
+	}
+	gotPods, gotV := PodsFromProto("pods", shared)
+	wantPods, wantV := PodsFromProto("pods", own)
+	if diff := cmp.Diff(wantPods, gotPods, cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); diff != "" {
+		t.Errorf("pods differ (-own copies +shared messages):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantV, gotV); diff != "" || len(gotV) != 2 {
+		t.Errorf("violations %v, want one for each of pods[2] and pods[3] (-own +shared):\n%s", gotV, diff)
+	}
+}
+
 // TestNilSafety feeds nil and empty messages everywhere: conversion never panics.
 func TestNilSafety(t *testing.T) {
 	defaults := recommender.DefaultOptions()
