@@ -121,8 +121,8 @@ type counts struct {
 	pods, containers, initContainers, ready, timestamps int
 	metrics, podValues, durations, values, optValues    int
 	// lastContainer is the last container counted: a container repeating the one before
-	// takes no new message (decoder.container).
-	lastContainer []byte
+	// takes no new message (decoder.container); lastTimestamp and lastDuration likewise.
+	lastContainer, lastTimestamp, lastDuration []byte
 }
 
 func (c *counts) request(b []byte) {
@@ -153,7 +153,7 @@ func (c *counts) pod(b []byte) {
 		case 3<<3 | varintType:
 			c.ready++
 		case 4<<3 | bytesType, 5<<3 | bytesType, 6<<3 | bytesType:
-			c.timestamps++
+			c.timestamp(v)
 		case 7<<3 | bytesType:
 			if c.lastContainer == nil || string(v) != string(c.lastContainer) {
 				c.containers++
@@ -187,17 +187,28 @@ func (c *counts) metric(b []byte) {
 
 func (c *counts) podValue(b []byte) {
 	for len(b) > 0 {
-		tag, _, _, rest, ok := next(b)
+		tag, _, v, rest, ok := next(b)
 		if !ok {
 			return
 		}
 		switch tag {
 		case 3<<3 | bytesType:
-			c.timestamps++
+			c.timestamp(v)
 		case 4<<3 | bytesType:
-			c.durations++
+			if c.lastDuration == nil || string(v) != string(c.lastDuration) {
+				c.durations++
+				c.lastDuration = v
+			}
 		}
 		b = rest
+	}
+}
+
+// timestamp counts a timestamp unless it repeats the one before (decoder.timestamp).
+func (c *counts) timestamp(v []byte) {
+	if c.lastTimestamp == nil || string(v) != string(c.lastTimestamp) {
+		c.timestamps++
+		c.lastTimestamp = v
 	}
 }
 
@@ -237,9 +248,14 @@ type decoder struct {
 	// interned holds strings decoded before, by hash of their bytes, the latest first.
 	interned [internBuckets][2]string
 
-	// lastContainer is the container decoded last, from lastContainerBytes (part of the input).
+	// lastContainer is the container decoded last, from lastContainerBytes (part of the input);
+	// lastTimestamp and lastDuration likewise.
 	lastContainer      *pb.ContainerState
 	lastContainerBytes []byte
+	lastTimestamp      *timestamppb.Timestamp
+	lastTimestampBytes []byte
+	lastDuration       *durationpb.Duration
+	lastDurationBytes  []byte
 }
 
 // take returns the next unused element of slab. counts sized the slabs so that they do not
@@ -540,21 +556,43 @@ func (d *decoder) podValue(b []byte, pv *pb.PodMetricValue) bool {
 	return true
 }
 
-// timestamp merges b into t, taken first when nil: a singular message field that occurs
-// again merges into what came before.
+// timestamp decodes the Timestamp field b of a message whose field so far is t (nil: first
+// occurrence). A first occurrence with the same bytes as the timestamp decoded before it (the
+// samples of one scrape) is that message again; a later occurrence merges, as proto.Unmarshal
+// does, into a copy of t, which may be shared.
 func (d *decoder) timestamp(b []byte, t *timestamppb.Timestamp) (*timestamppb.Timestamp, bool) {
-	if t == nil {
-		t = take(&d.timestamps)
+	if t == nil && d.lastTimestamp != nil && string(b) == string(d.lastTimestampBytes) {
+		return d.lastTimestamp, true
 	}
-	return t, secondsNanos(b, &t.Seconds, &t.Nanos)
+	n := take(&d.timestamps)
+	if t != nil {
+		n.Seconds, n.Nanos = t.Seconds, t.Nanos
+	}
+	if !secondsNanos(b, &n.Seconds, &n.Nanos) {
+		return n, false
+	}
+	if t == nil {
+		d.lastTimestamp, d.lastTimestampBytes = n, b
+	}
+	return n, true
 }
 
-// duration is timestamp for a Duration.
+// duration is timestamp for a Duration (the samples' windows, mostly all one).
 func (d *decoder) duration(b []byte, t *durationpb.Duration) (*durationpb.Duration, bool) {
-	if t == nil {
-		t = take(&d.durations)
+	if t == nil && d.lastDuration != nil && string(b) == string(d.lastDurationBytes) {
+		return d.lastDuration, true
 	}
-	return t, secondsNanos(b, &t.Seconds, &t.Nanos)
+	n := take(&d.durations)
+	if t != nil {
+		n.Seconds, n.Nanos = t.Seconds, t.Nanos
+	}
+	if !secondsNanos(b, &n.Seconds, &n.Nanos) {
+		return n, false
+	}
+	if t == nil {
+		d.lastDuration, d.lastDurationBytes = n, b
+	}
+	return n, true
 }
 
 // secondsNanos decodes the fields of a Timestamp or a Duration, which are the same: int64

@@ -533,3 +533,56 @@ func TestRepeatedContainersAreShared(t *testing.T) {
 		t.Errorf("pods 6 and 7 do not share their container, or share the sidecar")
 	}
 }
+
+// TestRepeatedTimestampsAreShared: a timestamp or window with the same bytes as the one decoded
+// before it is the same message; a second occurrence of the field merges into a copy, so the
+// message it shared with an earlier pod or sample keeps its value.
+func TestRepeatedTimestampsAreShared(t *testing.T) {
+	seconds := func(num protowire.Number, s uint64) []byte {
+		inner := protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.VarintType), s)
+		return protowire.AppendBytes(protowire.AppendTag(nil, num, protowire.BytesType), inner)
+	}
+	nanos := func(num protowire.Number, n uint64) []byte {
+		inner := protowire.AppendVarint(protowire.AppendTag(nil, 2, protowire.VarintType), n)
+		return protowire.AppendBytes(protowire.AppendTag(nil, num, protowire.BytesType), inner)
+	}
+	msg := func(num protowire.Number, fields ...[]byte) []byte {
+		return protowire.AppendBytes(protowire.AppendTag(nil, num, protowire.BytesType), bytes.Join(fields, nil))
+	}
+	name := func(num protowire.Number, s string) []byte {
+		return protowire.AppendString(protowire.AppendTag(nil, num, protowire.BytesType), s)
+	}
+	// Pods a and b start at 10 s; b's start_time occurs again with 20 ns. Samples a, b and c
+	// have timestamp 30 s and window 60 s; b's window occurs again with 5 ns; d's window is
+	// 60 s, then 5 ns, then 60 s again (the bytes of the window decoded last).
+	b := bytes.Join([][]byte{
+		msg(5, name(1, "a"), seconds(5, 10)),
+		msg(5, name(1, "b"), seconds(5, 10), nanos(5, 20)),
+		msg(6,
+			msg(1, name(1, "a"), seconds(3, 30), seconds(4, 60)),
+			msg(1, name(1, "b"), seconds(3, 30), seconds(4, 60), nanos(4, 5)),
+			msg(1, name(1, "c"), seconds(3, 30), seconds(4, 60)),
+			msg(1, name(1, "d"), seconds(4, 60), nanos(4, 5), seconds(4, 60))),
+	}, nil)
+	if !check(t, b) {
+		t.Fatal("the fast path gave up")
+	}
+	m := decodeRequest(t, b)
+	a, p := m.Pods[0], m.Pods[1]
+	if a.StartTime.GetSeconds() != 10 || a.StartTime.GetNanos() != 0 || p.StartTime.GetNanos() != 20 || a.StartTime == p.StartTime {
+		t.Errorf("start times %v and %v: want 10s and 10s+20ns in two messages", a.StartTime, p.StartTime)
+	}
+	s := m.Metrics[0].PodValues
+	if s[0].Timestamp != s[1].Timestamp || s[1].Timestamp != s[2].Timestamp {
+		t.Error("three equal sample timestamps in a row are not one message")
+	}
+	if s[0].Window.GetNanos() != 0 || s[1].Window.GetNanos() != 5 || s[0].Window == s[1].Window {
+		t.Errorf("windows %v and %v: want 60s and 60s+5ns in two messages", s[0].Window, s[1].Window)
+	}
+	if d := s[3].Window; d.GetSeconds() != 60 || d.GetNanos() != 5 {
+		t.Errorf("window of sample d %v: want its three occurrences merged, 60s+5ns", d)
+	}
+	if s[2].Window != s[0].Window || s[0].Window.GetSeconds() != 60 || s[0].Window.GetNanos() != 0 {
+		t.Errorf("window of sample c %v: want sample a's message, still 60s (the merge went into a copy)", s[2].Window)
+	}
+}
