@@ -561,36 +561,34 @@ func (d *decoder) podValue(b []byte, pv *pb.PodMetricValue) bool {
 // samples of one scrape) is that message again; a later occurrence merges, as proto.Unmarshal
 // does, into a copy of t, which may be shared.
 func (d *decoder) timestamp(b []byte, t *timestamppb.Timestamp) (*timestamppb.Timestamp, bool) {
-	if t == nil && d.lastTimestamp != nil && string(b) == string(d.lastTimestampBytes) {
-		return d.lastTimestamp, true
-	}
-	n := take(&d.timestamps)
-	if t != nil {
-		n.Seconds, n.Nanos = t.Seconds, t.Nanos
-	}
-	if !secondsNanos(b, &n.Seconds, &n.Nanos) {
-		return n, false
-	}
-	if t == nil {
-		d.lastTimestamp, d.lastTimestampBytes = n, b
-	}
-	return n, true
+	return decodeTime(b, t, &d.timestamps, &d.lastTimestamp, &d.lastTimestampBytes,
+		func(t *timestamppb.Timestamp) (*int64, *int32) { return &t.Seconds, &t.Nanos })
 }
 
 // duration is timestamp for a Duration (the samples' windows, mostly all one).
 func (d *decoder) duration(b []byte, t *durationpb.Duration) (*durationpb.Duration, bool) {
-	if t == nil && d.lastDuration != nil && string(b) == string(d.lastDurationBytes) {
-		return d.lastDuration, true
+	return decodeTime(b, t, &d.durations, &d.lastDuration, &d.lastDurationBytes,
+		func(t *durationpb.Duration) (*int64, *int32) { return &t.Seconds, &t.Nanos })
+}
+
+// decodeTime is timestamp and duration: T is a Timestamp or a Duration, whose fields fields
+// returns, taken from slab; last is the one decoded last (first occurrences only), from
+// lastBytes.
+func decodeTime[T any](b []byte, t *T, slab *[]T, last **T, lastBytes *[]byte, fields func(*T) (*int64, *int32)) (*T, bool) {
+	if t == nil && *last != nil && string(b) == string(*lastBytes) {
+		return *last, true
 	}
-	n := take(&d.durations)
+	n := take(slab)
+	seconds, nanos := fields(n)
 	if t != nil {
-		n.Seconds, n.Nanos = t.Seconds, t.Nanos
+		s, ns := fields(t)
+		*seconds, *nanos = *s, *ns
 	}
-	if !secondsNanos(b, &n.Seconds, &n.Nanos) {
+	if !secondsNanos(b, seconds, nanos) {
 		return n, false
 	}
 	if t == nil {
-		d.lastDuration, d.lastDurationBytes = n, b
+		*last, *lastBytes = n, b
 	}
 	return n, true
 }
