@@ -153,12 +153,9 @@ func (c *counts) pod(b []byte) {
 		case 3<<3 | varintType:
 			c.ready++
 		case 4<<3 | bytesType, 5<<3 | bytesType, 6<<3 | bytesType:
-			c.timestamp(v)
+			countNew(&c.timestamps, &c.lastTimestamp, v)
 		case 7<<3 | bytesType:
-			if c.lastContainer == nil || string(v) != string(c.lastContainer) {
-				c.containers++
-				c.lastContainer = v
-			}
+			countNew(&c.containers, &c.lastContainer, v)
 		case 8<<3 | bytesType:
 			c.initContainers++
 		}
@@ -193,22 +190,20 @@ func (c *counts) podValue(b []byte) {
 		}
 		switch tag {
 		case 3<<3 | bytesType:
-			c.timestamp(v)
+			countNew(&c.timestamps, &c.lastTimestamp, v)
 		case 4<<3 | bytesType:
-			if c.lastDuration == nil || string(v) != string(c.lastDuration) {
-				c.durations++
-				c.lastDuration = v
-			}
+			countNew(&c.durations, &c.lastDuration, v)
 		}
 		b = rest
 	}
 }
 
-// timestamp counts a timestamp unless it repeats the one before (decoder.timestamp).
-func (c *counts) timestamp(v []byte) {
-	if c.lastTimestamp == nil || string(v) != string(c.lastTimestamp) {
-		c.timestamps++
-		c.lastTimestamp = v
+// countNew counts the message v unless its bytes repeat last, the one counted before it of
+// its kind, which the decoder hands out again (decoder.container, decodeTime).
+func countNew(n *int, last *[]byte, v []byte) {
+	if *last == nil || string(v) != string(*last) {
+		*n++
+		*last = v
 	}
 }
 
