@@ -66,15 +66,20 @@ func (c *specCache) get(s *pb.HorizontalPodAutoscalerSpec) *specEntry {
 	c.mu.RLock()
 	e = c.m[string(b)]
 	c.mu.RUnlock()
-	if e == nil {
+	hit, shared := e != nil, wirecodec.Interned(s)
+	if hit && !shared {
+		return e // nothing to add: every call of a spec the codec does not share comes here
+	}
+	if !hit {
 		e = convertSpec(s)
 	}
-	shared := wirecodec.Interned(s)
 	c.mu.Lock()
-	if c.m == nil || len(c.m) >= maxCachedSpecs {
-		c.m = make(map[string]*specEntry)
+	if !hit {
+		if c.m == nil || len(c.m) >= maxCachedSpecs {
+			c.m = make(map[string]*specEntry)
+		}
+		c.m[string(b)] = e
 	}
-	c.m[string(b)] = e
 	if shared {
 		if c.byMsg == nil || len(c.byMsg) >= maxCachedSpecs {
 			c.byMsg = make(map[*pb.HorizontalPodAutoscalerSpec]*specEntry)
