@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -88,12 +90,50 @@ type sampleMap struct {
 	fills []int64
 }
 
+// sampleMaps recycles working maps: a decision builds one per per-pod metric, and on the
+// server's hot path their allocation was a third of a Resource metric's cost. A map lives for
+// one metric computation; nothing it holds outlives release.
+var sampleMaps = sync.Pool{New: func() any { return &sampleMap{idx: map[string]int32{}} }}
+
+// newSampleMap returns a working map over samples; release it when the metric is computed.
 func newSampleMap(samples []PodSample) *sampleMap {
-	m := &sampleMap{idx: make(map[string]int32, len(samples)), obs: samples}
+	var m *sampleMap
+	if len(samples) <= maxPooledPods {
+		m = sampleMaps.Get().(*sampleMap)
+	} else {
+		m = &sampleMap{idx: make(map[string]int32, len(samples))}
+	}
+	m.obs = samples
 	for i := range samples {
 		m.idx[samples[i].Pod] = int32(i)
 	}
 	return m
+}
+
+// release empties m and returns it to the pool; m must not be used afterwards. A map grown
+// by a huge input is dropped rather than kept.
+func (m *sampleMap) release() {
+	if len(m.obs) > maxPooledPods {
+		return
+	}
+	clear(m.idx)
+	m.obs, m.fills = nil, m.fills[:0]
+	sampleMaps.Put(m)
+}
+
+// maxPooledPods bounds the pod count whose working maps are recycled.
+const maxPooledPods = 1024
+
+// requestMaps recycles podRequests' maps, as sampleMaps.
+var requestMaps = sync.Pool{New: func() any { return map[string]int64{} }}
+
+// releaseRequests empties a map from podRequests and returns it to the pool.
+func releaseRequests(m map[string]int64, pods int) {
+	if m == nil || pods > maxPooledPods {
+		return
+	}
+	clear(m)
+	requestMaps.Put(m)
 }
 
 func (m *sampleMap) len() int { return len(m.idx) }
@@ -171,14 +211,29 @@ func (c *calcContext) cpuUnready(p *Pod, s PodSample) bool {
 }
 
 // podRequests computes each listed pod's request for res in milli-units (R-RES-1, R-CRES).
+// The map comes from requestMaps: pass it to releaseRequests when done.
 func podRequests(pods []Pod, res, container string) (map[string]int64, error) {
-	out := make(map[string]int64, len(pods))
+	var out map[string]int64
+	if len(pods) <= maxPooledPods {
+		out = requestMaps.Get().(map[string]int64)
+	} else {
+		out = make(map[string]int64, len(pods))
+	}
+	if err := fillRequests(out, pods, res, container); err != nil {
+		releaseRequests(out, len(pods))
+		return nil, err
+	}
+	return out, nil
+}
+
+// fillRequests is podRequests into out.
+func fillRequests(out map[string]int64, pods []Pod, res, container string) error {
 	for i := range pods {
 		p := &pods[i]
 		if container == "" && hasPodLevelRequests(p) {
 			q, ok := effectivePodRequest(p, res)
 			if !ok {
-				return nil, fmt.Errorf("missing pod-level request for %s in Pod %s", res, p.Name)
+				return fmt.Errorf("missing pod-level request for %s in Pod %s", res, p.Name)
 			}
 			out[p.Name] = q
 			continue
@@ -199,22 +254,22 @@ func podRequests(pods []Pod, res, container string) (map[string]int64, error) {
 		}
 		for j := range p.Containers {
 			if err := add(&p.Containers[j]); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		for j := range p.InitContainers {
 			if p.InitContainers[j].RestartPolicy == "Always" {
 				if err := add(&p.InitContainers[j]); err != nil {
-					return nil, err
+					return err
 				}
 			}
 		}
 		if container != "" && !found {
-			return nil, fmt.Errorf("container %s not found in Pod %s", container, p.Name)
+			return fmt.Errorf("container %s not found in Pod %s", container, p.Name)
 		}
 		out[p.Name] = sum
 	}
-	return out, nil
+	return nil
 }
 
 // podLevelResource reports whether pod-level requests may set res (cpu, memory, hugepages-*).
@@ -404,6 +459,7 @@ func (c *calcContext) resourceMetric(res, container string, target MetricTarget,
 		return
 	}
 	samples := newSampleMap(obs.PodSamples)
+	defer samples.release()
 	g := c.groupPods(samples, res == "cpu")
 	g.explain(&out.explain)
 	if samples.len() == 0 {
@@ -431,6 +487,7 @@ func (c *calcContext) resourceMetric(res, container string, target MetricTarget,
 			fail(err)
 			return
 		}
+		defer releaseRequests(requests, len(c.pods))
 		first := true
 		var util int32
 		var raw int64
@@ -493,6 +550,7 @@ func (c *calcContext) podsMetric(src *PodsMetricSource, obs *Observation, out *m
 	}
 	tv := src.Target.AverageValue.MilliValue()
 	samples := newSampleMap(obs.PodSamples)
+	defer samples.release()
 	g := c.groupPods(samples, false)
 	g.explain(&out.explain)
 	if samples.len() == 0 {
@@ -681,7 +739,44 @@ func metricLabel(m MetricIdentifier) string {
 	if m.Selector == nil {
 		return m.Name + "(<nil>)"
 	}
-	return fmt.Sprintf("%s(&LabelSelector{MatchLabels:%v,MatchExpressions:%v,})", m.Name, m.Selector.MatchLabels, m.Selector.MatchExpressions)
+	// What fmt.Sprintf("%s(&LabelSelector{MatchLabels:%v,MatchExpressions:%v,})", ...) writes
+	// (upstream formats the selector so), without fmt's reflection: TestMetricLabelMatchesFmt.
+	b := make([]byte, 0, 64)
+	b = append(b, m.Name...)
+	b = append(b, "(&LabelSelector{MatchLabels:map["...)
+	keys := make([]string, 0, len(m.Selector.MatchLabels))
+	for k := range m.Selector.MatchLabels {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = append(b, k...)
+		b = append(b, ':')
+		b = append(b, m.Selector.MatchLabels[k]...)
+	}
+	b = append(b, "],MatchExpressions:["...)
+	for i, r := range m.Selector.MatchExpressions {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = append(b, '{')
+		b = append(b, r.Key...)
+		b = append(b, ' ')
+		b = append(b, r.Operator...)
+		b = append(b, " ["...)
+		for j, v := range r.Values {
+			if j > 0 {
+				b = append(b, ' ')
+			}
+			b = append(b, v...)
+		}
+		b = append(b, "]}"...)
+	}
+	b = append(b, "],})"...)
+	return string(b)
 }
 
 // computeMetric dispatches one metric spec (R-OBJ-4, R-PLAIN-4, R-EXTAVG dispatch).
