@@ -45,7 +45,11 @@ var undecodable sync.Map // proto.Message -> error
 var defaultCodec = encoding.GetCodecV2(encproto.Name)
 
 // Codec is an encoding.CodecV2 named "proto". Its zero value is ready to use.
-type Codec struct{}
+type Codec struct {
+	// Pooled decodes each RecommendRequest into recycled messages (pool.go), which the server
+	// must hand back with Release once the call is over; until then they are held.
+	Pooled bool
+}
 
 // Name is "proto", the name of the codec it replaces.
 func (Codec) Name() string { return encproto.Name }
@@ -57,8 +61,8 @@ func (Codec) Marshal(v any) (mem.BufferSlice, error) { return defaultCodec.Marsh
 // default codec. When a message of the recommender.v1 API does not decode, it resets the
 // message, keeps the error for DecodeError and returns nil; other messages' errors are
 // returned as the default codec's.
-func (Codec) Unmarshal(data mem.BufferSlice, v any) error {
-	err := unmarshal(data, v)
+func (c Codec) Unmarshal(data mem.BufferSlice, v any) error {
+	err := unmarshal(data, v, c.Pooled)
 	if err == nil {
 		return nil
 	}
@@ -82,7 +86,7 @@ func DecodeError(m any) error {
 	return nil
 }
 
-func unmarshal(data mem.BufferSlice, v any) error {
+func unmarshal(data mem.BufferSlice, v any, pooled bool) error {
 	req, ok := v.(*pb.RecommendRequest)
 	if !ok || req == nil {
 		return defaultCodec.Unmarshal(data, v)
@@ -91,5 +95,5 @@ func unmarshal(data mem.BufferSlice, v any) error {
 	// one buffer). Nothing decoded refers to it: strings and unknown fields are copies.
 	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
 	defer buf.Free()
-	return unmarshalRequest(buf.ReadOnlyData(), req)
+	return unmarshalRequest(buf.ReadOnlyData(), req, pooled)
 }

@@ -12,45 +12,46 @@ import (
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 )
 
-// unmarshalRequest is proto.Unmarshal(b, m), faster for what clients normally send.
-func unmarshalRequest(b []byte, m *pb.RecommendRequest) error {
-	if decodeFast(b, m) {
+// unmarshalRequest is proto.Unmarshal(b, m), faster for what clients normally send. With
+// pooled, m's messages come from recycled slabs that Release returns (pool.go).
+func unmarshalRequest(b []byte, m *pb.RecommendRequest, pooled bool) error {
+	var n counts
+	n.request(b)
+	s := getSlabs(n)
+	if decodeInto(b, m, s) {
+		if pooled {
+			lend(m, s)
+		}
 		return nil
 	}
+	s.put() // proto.Unmarshal resets m: nothing refers to s any more
 	// Not wrapped: the error, and so the status a client sees, stays the default codec's.
 	return proto.Unmarshal(b, m)
 }
 
-// decodeFast resets m and decodes b into it. It reports false, leaving m partly decoded, for
-// anything it does not handle (unknown field numbers, unexpected wire types, fixed-width and
-// group fields) and for anything proto.Unmarshal would reject: the caller then starts over
-// with proto.Unmarshal, which decides. Errors take that slow path too, so the fast path never
-// has to match protobuf-go's error cases, only its results.
+// decodeFast resets m and decodes b into it, in messages of its own. It reports false,
+// leaving m partly decoded, for anything it does not handle (unknown field numbers,
+// unexpected wire types, fixed-width and group fields) and for anything proto.Unmarshal would
+// reject: the caller then starts over with proto.Unmarshal, which decides. Errors take that
+// slow path too, so the fast path never has to match protobuf-go's error cases, only its
+// results.
 func decodeFast(b []byte, m *pb.RecommendRequest) bool {
-	proto.Reset(m)
 	var n counts
 	n.request(b)
-	d := decoder{
-		pods:           make([]pb.PodState, n.pods),
-		containers:     make([]pb.ContainerState, n.containers),
-		initContainers: make([]pb.InitContainerState, n.initContainers),
-		timestamps:     make([]timestamppb.Timestamp, n.timestamps),
-		durations:      make([]durationpb.Duration, n.durations),
-		metrics:        make([]pb.MetricObservation, n.metrics),
-		podValues:      make([]pb.PodMetricValue, n.podValues),
-		ready:          make([]bool, n.ready),
-		optValues:      make([]string, n.optValues),
-		containerPtrs:  make([]*pb.ContainerState, 0, n.containers),
-		initPtrs:       make([]*pb.InitContainerState, 0, n.initContainers),
-		podValuePtrs:   make([]*pb.PodMetricValue, 0, n.podValues),
-		values:         make([]string, 0, n.values),
-	}
+	return decodeInto(b, m, newSlabs(n))
+}
+
+// decodeInto is decodeFast into the messages of s, sized for b by counts.
+func decodeInto(b []byte, m *pb.RecommendRequest, s *slabs) bool {
+	proto.Reset(m)
+	d := decoder{slabs: *s}
+	d.containerPtrs, d.initPtrs, d.podValuePtrs, d.values = s.containerPtrs[:0], s.initPtrs[:0], s.podValuePtrs[:0], s.values[:0]
 	// Absent repeated fields stay nil, as proto.Unmarshal leaves them.
-	if n.pods > 0 {
-		m.Pods = make([]*pb.PodState, 0, n.pods)
+	if len(s.podPtrs) > 0 {
+		m.Pods = s.podPtrs[:0:len(s.podPtrs)]
 	}
-	if n.metrics > 0 {
-		m.Metrics = make([]*pb.MetricObservation, 0, n.metrics)
+	if len(s.metricPtrs) > 0 {
+		m.Metrics = s.metricPtrs[:0:len(s.metricPtrs)]
 	}
 	return d.request(b, m)
 }
@@ -219,26 +220,14 @@ const maxInterned = 64
 
 var internSeed = maphash.MakeSeed()
 
-// decoder decodes one request into messages allocated together. The slabs (pods to
-// optValues) hold the messages of each kind not used yet, the first taken first. The pointer
-// lists (containerPtrs to values) collect the elements of one repeated field of all parents:
-// parents are decoded one after the other, so each parent's elements are one run of the list
-// and the parent takes that run.
+// decoder decodes one request into messages allocated together, its own copy of the
+// request's slabs: there the slabs of messages (pods to optValues) hold the messages of each
+// kind not used yet, the first taken first, and the pointer lists (containerPtrs to values)
+// start empty and collect the elements of one repeated field of all parents: parents are
+// decoded one after the other, so each parent's elements are one run of the list and the
+// parent takes that run. (podPtrs and metricPtrs are the request's own lists.)
 type decoder struct {
-	pods           []pb.PodState
-	containers     []pb.ContainerState
-	initContainers []pb.InitContainerState
-	timestamps     []timestamppb.Timestamp
-	durations      []durationpb.Duration
-	metrics        []pb.MetricObservation
-	podValues      []pb.PodMetricValue
-	ready          []bool
-	optValues      []string
-
-	containerPtrs []*pb.ContainerState
-	initPtrs      []*pb.InitContainerState
-	podValuePtrs  []*pb.PodMetricValue
-	values        []string
+	slabs
 
 	// interned holds strings decoded before, by hash of their bytes, the latest first.
 	interned [internBuckets][2]string

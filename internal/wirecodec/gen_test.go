@@ -39,8 +39,11 @@ func check(t testing.TB, b []byte) (fast bool) {
 	in := bytes.Clone(b)
 	half := len(in) / 2
 	data := mem.BufferSlice{mem.SliceBuffer(in[:half]), mem.SliceBuffer(in[half:])}
+	// The codec is the server's, pooled: the messages of every request checked before were
+	// cleared and recycled, and would show here had anything of them survived.
 	got := &pb.RecommendRequest{CurrentReplicas: 7, Pods: []*pb.PodState{{Name: "stale"}}}
-	if err := (Codec{}).Unmarshal(data, got); err != nil {
+	defer releaseChecked(t, got)
+	if err := (Codec{Pooled: true}).Unmarshal(data, got); err != nil {
 		t.Fatalf("codec returned %v: a request's decoding error is for DecodeError\ninput %x", err, b)
 	}
 	gerr := DecodeError(got) // as the server asks
@@ -73,6 +76,21 @@ func check(t testing.TB, b []byte) (fast bool) {
 		t.Fatalf("re-encodings differ:\nproto.Unmarshal %x\ncodec           %x\ninput %x", wb, gb, b)
 	}
 	return decodeFast(b, new(pb.RecommendRequest))
+}
+
+// releaseChecked releases m as the server does and fails t unless the codec holds nothing
+// more for it and, when it lent m recycled messages (the fast path decoded m), m is left
+// without pods and metrics.
+func releaseChecked(t testing.TB, m *pb.RecommendRequest) {
+	t.Helper()
+	_, pooled := lent.Load(m)
+	Release(m)
+	if pooled && (len(m.Pods) != 0 || len(m.Metrics) != 0) {
+		t.Fatalf("a released request still has %d pods and %d metrics", len(m.Pods), len(m.Metrics))
+	}
+	if _, held := lent.Load(m); held {
+		t.Fatal("the codec still holds a released request's messages")
+	}
 }
 
 // realisticRequest is a typical Recommend, as the load tool sends it: 20 running, ready pods

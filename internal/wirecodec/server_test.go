@@ -202,6 +202,9 @@ func TestServerAnswersRecommendAsBefore(t *testing.T) {
 	if n := wirecodec.Undecodable(); n != 0 {
 		t.Errorf("the codec still holds %d decoding errors", n)
 	}
+	if n := wirecodec.Lent(); n != 0 {
+		t.Errorf("the codec still lends messages to %d finished requests", n)
+	}
 }
 
 func badRequest(st *status.Status) []*errdetails.BadRequest_FieldViolation {
@@ -241,5 +244,26 @@ func TestUndecodableRequestsBeforeAuth(t *testing.T) {
 	}
 	if n := wirecodec.Undecodable(); n != 0 {
 		t.Errorf("the codec still holds %d decoding errors", n)
+	}
+	// A Recommend decoded into recycled messages and then refused (no token, another
+	// cluster's target) or answered hands them back all the same.
+	rec := pb.NewRecommenderServiceClient(conn)
+	req := &pb.RecommendRequest{Target: &pb.TargetRef{Cluster: "c1", Namespace: "n", Name: "x"}, Spec: &pb.HorizontalPodAutoscalerSpec{MaxReplicas: 3},
+		CurrentReplicas: 1, Pods: []*pb.PodState{{Name: "p", Phase: "Running", Ready: proto.Bool(true), StartTime: timestamppb.New(time.Now().Add(-time.Hour)),
+			Containers: []*pb.ContainerState{{Name: "c", Requests: map[string]string{"cpu": "1"}}}}},
+		Metrics: []*pb.MetricObservation{{PodValues: []*pb.PodMetricValue{{Pod: "p", Value: "500m", Timestamp: timestamppb.Now()}}}}}
+	if _, err := rec.Recommend(t.Context(), req); status.Code(err) != codes.Unauthenticated {
+		t.Errorf("Recommend without a token: %v, want Unauthenticated", err)
+	}
+	other := proto.CloneOf(req)
+	other.Target.Cluster = "c2"
+	if _, err := rec.Recommend(authed, other); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("Recommend for another cluster: %v, want PermissionDenied", err)
+	}
+	if _, err := rec.Recommend(authed, req); err != nil {
+		t.Errorf("Recommend: %v", err)
+	}
+	if n := wirecodec.Lent(); n != 0 {
+		t.Errorf("the codec still lends messages to %d finished requests", n)
 	}
 }
