@@ -92,14 +92,15 @@ func (c *specCache) get(s *pb.HorizontalPodAutoscalerSpec) *specEntry {
 
 // decisionInput converts and validates a RecommendRequest's decision inputs: the same input,
 // options and violations (in the same order) as apiconv.RecommendFromProto followed, when conversion
-// found nothing, by recommender.ValidateInput; the spec part comes from the cache.
-func (s *Server) decisionInput(req *pb.RecommendRequest) (recommender.Input, recommender.Options, []apiconv.FieldViolation) {
+// found nothing, by recommender.ValidateInput; the spec part comes from the cache. Pods and
+// observations are converted into buf (apiconv.RecommendParts), when the spec is set.
+func (s *Server) decisionInput(req *pb.RecommendRequest, buf *apiconv.Buffers) (recommender.Input, recommender.Options, []apiconv.FieldViolation) {
 	limits := recommender.Limits{MaxPods: s.cfg.MaxPods}
 	if req.GetSpec() == nil {
 		return apiconv.DecisionInput(req, s.cfg.Defaults, apiconv.Limits{MaxPods: s.cfg.MaxPods})
 	}
 	e := s.specs.get(req.GetSpec())
-	in, opts, conv := apiconv.RecommendParts(req, s.cfg.Defaults)
+	in, opts, conv := apiconv.RecommendParts(req, s.cfg.Defaults, buf)
 	in.Spec = e.spec
 	if len(e.conv) > 0 || len(conv) > 0 {
 		return in, opts, append(slices.Clone(e.conv), conv...)

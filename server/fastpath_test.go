@@ -67,7 +67,8 @@ func FuzzDecisionInputMatchesUncached(f *testing.F) {
 			reqs = append(reqs, m)
 		}
 		for _, r := range reqs {
-			in, opts, got := s.decisionInput(r)
+			buf := apiconv.GetBuffers() // recycled: what earlier inputs left would show
+			in, opts, got := s.decisionInput(r, buf)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Fatalf("violations differ (-uncached +decisionInput):\n%s", diff)
 			}
@@ -77,6 +78,7 @@ func FuzzDecisionInputMatchesUncached(f *testing.F) {
 			if diff := cmp.Diff(wantOpts, opts); diff != "" {
 				t.Fatalf("options differ (-uncached +decisionInput):\n%s", diff)
 			}
+			buf.Release()
 		}
 	})
 }

@@ -59,7 +59,11 @@ func (s *Server) recommend(ctx context.Context, req *pb.RecommendRequest) (*pb.R
 	if ok, wait := s.limiter.allow(key.Cluster); !ok {
 		return nil, &rateLimited{cluster: key.Cluster, retryAfter: wait}
 	}
-	in, opts, cv := s.decisionInput(req)
+	// The converted pods and observations live in recycled buffers: nothing of in outlives
+	// the call (the decision and the stored target do not refer to their input).
+	buf := apiconv.GetBuffers()
+	defer buf.Release()
+	in, opts, cv := s.decisionInput(req, buf)
 	violations = append(violations, cv...)
 	if len(violations) > 0 {
 		return nil, &invalidArgument{violations}

@@ -6,6 +6,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/hpa-recommender/hpa-recommender/internal/slab"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 )
 
@@ -56,62 +57,45 @@ func getSlabs(n counts) *slabs {
 }
 
 func (s *slabs) size(n counts) {
-	fit(&s.pods, n.pods)
-	fit(&s.containers, n.containers)
-	fit(&s.initContainers, n.initContainers)
-	fit(&s.timestamps, n.timestamps)
-	fit(&s.durations, n.durations)
-	fit(&s.metrics, n.metrics)
-	fit(&s.podValues, n.podValues)
-	fit(&s.ready, n.ready)
-	fit(&s.optValues, n.optValues)
-	fit(&s.podPtrs, n.pods)
-	fit(&s.metricPtrs, n.metrics)
-	fit(&s.containerPtrs, n.containers)
-	fit(&s.initPtrs, n.initContainers)
-	fit(&s.podValuePtrs, n.podValues)
-	fit(&s.values, n.values)
-}
-
-// fit makes *slab n zero elements long, reusing its array when large enough (a recycled
-// array was cleared by put).
-func fit[T any](slab *[]T, n int) {
-	if cap(*slab) >= n {
-		*slab = (*slab)[:n]
-		return
-	}
-	*slab = make([]T, n)
+	slab.Fit(&s.pods, n.pods)
+	slab.Fit(&s.containers, n.containers)
+	slab.Fit(&s.initContainers, n.initContainers)
+	slab.Fit(&s.timestamps, n.timestamps)
+	slab.Fit(&s.durations, n.durations)
+	slab.Fit(&s.metrics, n.metrics)
+	slab.Fit(&s.podValues, n.podValues)
+	slab.Fit(&s.ready, n.ready)
+	slab.Fit(&s.optValues, n.optValues)
+	slab.Fit(&s.podPtrs, n.pods)
+	slab.Fit(&s.metricPtrs, n.metrics)
+	slab.Fit(&s.containerPtrs, n.containers)
+	slab.Fit(&s.initPtrs, n.initContainers)
+	slab.Fit(&s.podValuePtrs, n.podValues)
+	slab.Fit(&s.values, n.values)
 }
 
 // put clears s (so that it holds on to nothing) and recycles it, unless a kind grew past
 // maxPooledMessages.
 func (s *slabs) put() {
 	keep := true
-	keep = wipe(&s.pods) && keep
-	keep = wipe(&s.containers) && keep
-	keep = wipe(&s.initContainers) && keep
-	keep = wipe(&s.timestamps) && keep
-	keep = wipe(&s.durations) && keep
-	keep = wipe(&s.metrics) && keep
-	keep = wipe(&s.podValues) && keep
-	keep = wipe(&s.ready) && keep
-	keep = wipe(&s.optValues) && keep
-	keep = wipe(&s.podPtrs) && keep
-	keep = wipe(&s.metricPtrs) && keep
-	keep = wipe(&s.containerPtrs) && keep
-	keep = wipe(&s.initPtrs) && keep
-	keep = wipe(&s.podValuePtrs) && keep
-	keep = wipe(&s.values) && keep
+	keep = slab.Reset(&s.pods, maxPooledMessages) && keep
+	keep = slab.Reset(&s.containers, maxPooledMessages) && keep
+	keep = slab.Reset(&s.initContainers, maxPooledMessages) && keep
+	keep = slab.Reset(&s.timestamps, maxPooledMessages) && keep
+	keep = slab.Reset(&s.durations, maxPooledMessages) && keep
+	keep = slab.Reset(&s.metrics, maxPooledMessages) && keep
+	keep = slab.Reset(&s.podValues, maxPooledMessages) && keep
+	keep = slab.Reset(&s.ready, maxPooledMessages) && keep
+	keep = slab.Reset(&s.optValues, maxPooledMessages) && keep
+	keep = slab.Reset(&s.podPtrs, maxPooledMessages) && keep
+	keep = slab.Reset(&s.metricPtrs, maxPooledMessages) && keep
+	keep = slab.Reset(&s.containerPtrs, maxPooledMessages) && keep
+	keep = slab.Reset(&s.initPtrs, maxPooledMessages) && keep
+	keep = slab.Reset(&s.podValuePtrs, maxPooledMessages) && keep
+	keep = slab.Reset(&s.values, maxPooledMessages) && keep
 	if keep {
 		slabPool.Put(s)
 	}
-}
-
-// wipe zeroes the whole array of *slab and reports whether it is small enough to keep.
-func wipe[T any](slab *[]T) bool {
-	clear((*slab)[:cap(*slab)])
-	*slab = (*slab)[:0]
-	return cap(*slab) <= maxPooledMessages
 }
 
 // lent holds the slabs of each request decoded by a pooled Codec until Release.
