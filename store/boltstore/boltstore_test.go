@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -152,8 +153,9 @@ func TestSchemaVersion(t *testing.T) {
 		setup   func(tx *bolt.Tx) error
 		wantErr string // "" = opens
 	}{
-		{name: "current", setup: withMeta("1", true)},
-		{name: "newer", setup: withMeta("2", true), wantErr: "newer binary"},
+		{name: "current", setup: withMeta("2", true)},
+		{name: "older, upgraded", setup: withMeta("1", true)},
+		{name: "newer", setup: withMeta("3", true), wantErr: "newer binary"},
 		{name: "garbage", setup: withMeta("one", true), wantErr: "corrupt schema version"},
 		{name: "zero", setup: withMeta("0", true), wantErr: "corrupt schema version"},
 		{name: "no version", setup: withMeta("", true), wantErr: "no schema version"},
@@ -165,12 +167,18 @@ func TestSchemaVersion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := boltstore.Open(rawFile(t, tt.setup), boltstore.Options{})
+			path := rawFile(t, tt.setup)
+			s, err := boltstore.Open(path, boltstore.Options{})
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatalf("Open: %v", err)
 				}
-				_ = s.Close()
+				if err := s.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if got, want := schemaVersion(t, path), strconv.Itoa(boltstore.SchemaVersion); got != want {
+					t.Errorf("schema version %q after Open, want %q", got, want)
+				}
 				return
 			}
 			if err == nil {
@@ -255,6 +263,25 @@ func TestVersion1RecordsServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// schemaVersion reads the schema version of the file at path, bypassing the store.
+func schemaVersion(t *testing.T, path string) string {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var v string
+	err = db.View(func(tx *bolt.Tx) error {
+		v = string(tx.Bucket([]byte("meta")).Get([]byte("schema_version")))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 func TestNotABoltFile(t *testing.T) {
