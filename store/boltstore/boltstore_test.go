@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/hpa-recommender/hpa-recommender/recommender"
 	"github.com/hpa-recommender/hpa-recommender/store"
 	"github.com/hpa-recommender/hpa-recommender/store/boltstore"
+	"github.com/hpa-recommender/hpa-recommender/store/internal/codec"
 	"github.com/hpa-recommender/hpa-recommender/store/storetest"
 )
 
@@ -151,8 +153,9 @@ func TestSchemaVersion(t *testing.T) {
 		setup   func(tx *bolt.Tx) error
 		wantErr string // "" = opens
 	}{
-		{name: "current", setup: withMeta("1", true)},
-		{name: "newer", setup: withMeta("2", true), wantErr: "newer binary"},
+		{name: "current", setup: withMeta("2", true)},
+		{name: "older, upgraded", setup: withMeta("1", true)},
+		{name: "newer", setup: withMeta("3", true), wantErr: "newer binary"},
 		{name: "garbage", setup: withMeta("one", true), wantErr: "corrupt schema version"},
 		{name: "zero", setup: withMeta("0", true), wantErr: "corrupt schema version"},
 		{name: "no version", setup: withMeta("", true), wantErr: "no schema version"},
@@ -164,12 +167,18 @@ func TestSchemaVersion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := boltstore.Open(rawFile(t, tt.setup), boltstore.Options{})
+			path := rawFile(t, tt.setup)
+			s, err := boltstore.Open(path, boltstore.Options{})
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatalf("Open: %v", err)
 				}
-				_ = s.Close()
+				if err := s.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if got, want := schemaVersion(t, path), strconv.Itoa(boltstore.SchemaVersion); got != want {
+					t.Errorf("schema version %q after Open, want %q", got, want)
+				}
 				return
 			}
 			if err == nil {
@@ -181,6 +190,98 @@ func TestSchemaVersion(t *testing.T) {
 			}
 		})
 	}
+}
+
+// recordV1 is a record as binaries before record version 2 stored it, at revision 7: the
+// decision's conditions written out, the same as the state's.
+const recordV1 = `{"v":1,"rev":7,"key":{"cluster":"c","namespace":"ns","name":"old"},` +
+	`"spec":{"scaleTargetRef":{"kind":"Deployment","name":"old"},"maxReplicas":5},` +
+	`"state":{"seeded":true,"history":{},"conditions":[{"type":"AbleToScale","status":"True","reason":"ReadyForNewScale","lastTransitionTime":"2026-01-01T00:00:00Z"}]},` +
+	`"lastDecision":{"time":"2026-01-01T00:00:00Z","currentReplicas":2,"desiredReplicas":3,` +
+	`"conditions":[{"type":"AbleToScale","status":"True","reason":"ReadyForNewScale","lastTransitionTime":"2026-01-01T00:00:00Z"}],` +
+	`"explanation":{"winningMetric":0,"proposal":3,"stabilized":3,"limited":3,"final":3}},"lastSeen":"2026-01-01T00:00:00Z"}`
+
+// TestVersion1RecordsServe: a file whose records an older binary wrote, in record version 1,
+// serves them: Get and collection read them, an update takes the stored record's revision from
+// it (fn runs once: the write transaction finds the record it started from) and rewrites it in
+// the current version, and the file checks clean.
+func TestVersion1RecordsServe(t *testing.T) {
+	k := store.Key{Cluster: "c", Namespace: "ns", Name: "old"}
+	path := rawFile(t, func(tx *bolt.Tx) error {
+		if err := withMeta("1", true)(tx); err != nil {
+			return err
+		}
+		b := tx.Bucket([]byte("targets"))
+		if err := b.SetSequence(7); err != nil {
+			return err
+		}
+		return b.Put(codec.EncodeKey(k), []byte(recordV1))
+	})
+	s := open(t, path)
+	got, err := s.Get(t.Context(), k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Revision != 7 || got.Spec.MaxReplicas != 5 || len(got.State.Conditions) != 1 ||
+		got.LastDecision == nil || len(got.LastDecision.Decision.Conditions) != 1 {
+		t.Fatalf("Get = %+v, want the stored version 1 record", got)
+	}
+	if n, err := s.DeleteUnseenSince(t.Context(), time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)); err != nil || n != 0 {
+		t.Fatalf("DeleteUnseenSince = %d, %v; want 0 removed", n, err)
+	}
+	calls := 0
+	next, err := s.Update(t.Context(), k, func(cur *store.Target) (*store.Target, error) {
+		calls++
+		cur.Spec.MaxReplicas++
+		return cur, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 || next.Revision <= 7 || next.Spec.MaxReplicas != 6 {
+		t.Errorf("Update ran fn %d times and stored revision %d, MaxReplicas %d; want once, > 7, 6", calls, next.Revision, next.Spec.MaxReplicas)
+	}
+	if err := s.Check(); err != nil {
+		t.Error(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket([]byte("targets")).Get(codec.EncodeKey(k))
+		if !strings.HasPrefix(string(v), `{"v":2,`) || !strings.Contains(string(v), `"conditionsAsState":true`) {
+			t.Errorf("rewritten record %s, want version 2 with conditionsAsState", v)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// schemaVersion reads the schema version of the file at path, bypassing the store.
+func schemaVersion(t *testing.T, path string) string {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var v string
+	err = db.View(func(tx *bolt.Tx) error {
+		v = string(tx.Bucket([]byte("meta")).Get([]byte("schema_version")))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 func TestNotABoltFile(t *testing.T) {

@@ -8,16 +8,21 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// The on-disk layout, version 1:
+// The on-disk layout, version 2:
 //
 //	meta     bucket
-//	  "schema_version" -> decimal ASCII, "1"
+//	  "schema_version" -> decimal ASCII, "2"
 //	targets  bucket, its sequence is the revision counter
 //	  codec.EncodeKey(key) -> codec record (JSON, carrying its own record version and revision)
 //
+// Versions: 1 holds records of record version 1 only. 2 holds records of version 2, which
+// binaries of schema version 1 cannot read, and of version 1 not rewritten since (this binary
+// reads both): the layout is the same, and migrate upgrades a version 1 file by its version
+// alone.
+//
 // Bump SchemaVersion when an older binary could no longer read what this one writes, and teach
 // migrate to upgrade older files in place.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 var (
 	bucketMeta       = []byte("meta")
@@ -63,6 +68,20 @@ func initSchema(tx *bolt.Tx) error {
 	}
 	if tx.Bucket(bucketTargets) == nil {
 		return fmt.Errorf("bucket %q missing: %w", bucketTargets, ErrUnsupportedSchema)
+	}
+	if v < SchemaVersion {
+		return migrate(meta)
+	}
+	return nil
+}
+
+// migrate upgrades a file of an older schema version in place, in Open's transaction. From
+// version 1 that is the version alone: its records stay as they are until they are rewritten,
+// and a binary that could not read what this one writes then refuses the file at Open instead
+// of failing on every record rewritten since.
+func migrate(meta *bolt.Bucket) error {
+	if err := meta.Put(keySchemaVersion, []byte(strconv.Itoa(SchemaVersion))); err != nil {
+		return fmt.Errorf("upgrade schema version to %d: %w", SchemaVersion, err)
 	}
 	return nil
 }

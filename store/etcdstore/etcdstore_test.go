@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -72,7 +73,7 @@ func checkLayout(t *testing.T, raw *clientv3.Client, prefix string) {
 	for _, kv := range resp.Kvs {
 		rel := strings.TrimPrefix(string(kv.Key), prefix)
 		if rel == "meta/schema_version" {
-			sawVersion = string(kv.Value) == "1"
+			sawVersion = string(kv.Value) == strconv.Itoa(etcdstore.SchemaVersion)
 			continue
 		}
 		enc, ok := strings.CutPrefix(rel, "targets/")
@@ -93,7 +94,7 @@ func checkLayout(t *testing.T, raw *clientv3.Client, prefix string) {
 		}
 	}
 	if !sawVersion {
-		t.Errorf("no schema version 1 under %q", prefix)
+		t.Errorf("no schema version %d under %q", etcdstore.SchemaVersion, prefix)
 	}
 }
 
@@ -104,8 +105,9 @@ func TestSchemaVersion(t *testing.T) {
 		wantErr string            // "" = opens
 	}{
 		{name: "empty prefix"},
-		{name: "current", keys: map[string]string{"meta/schema_version": "1"}},
-		{name: "newer", keys: map[string]string{"meta/schema_version": "2"}, wantErr: "newer binary"},
+		{name: "current", keys: map[string]string{"meta/schema_version": "2"}},
+		{name: "older, upgraded", keys: map[string]string{"meta/schema_version": "1"}}, // checkLayout wants the current one
+		{name: "newer", keys: map[string]string{"meta/schema_version": "3"}, wantErr: "newer binary"},
 		{name: "garbage", keys: map[string]string{"meta/schema_version": "one"}, wantErr: "corrupt schema version"},
 		{name: "zero", keys: map[string]string{"meta/schema_version": "0"}, wantErr: "corrupt schema version"},
 		{name: "someone else's keys", keys: map[string]string{"config": "x"}, wantErr: "not an hpa-recommender store"},
@@ -444,31 +446,70 @@ func TestNewNeedsEndpoints(t *testing.T) {
 	}
 }
 
-// TestReplicasStartTogether opens one fresh prefix from several replicas at once, each writing
-// a target as soon as it is open: none may mistake another's keys for a foreign store.
+// recordV1 is a record as binaries before record version 2 stored it: the decision's
+// conditions written out, the same as the state's.
+const recordV1 = `{"v":1,"key":{"cluster":"c","namespace":"ns","name":"old"},` +
+	`"spec":{"scaleTargetRef":{"kind":"Deployment","name":"old"},"maxReplicas":5},` +
+	`"state":{"seeded":true,"history":{},"conditions":[{"type":"AbleToScale","status":"True","reason":"ReadyForNewScale","lastTransitionTime":"2026-01-01T00:00:00Z"}]},` +
+	`"lastDecision":{"time":"2026-01-01T00:00:00Z","currentReplicas":2,"desiredReplicas":3,` +
+	`"conditions":[{"type":"AbleToScale","status":"True","reason":"ReadyForNewScale","lastTransitionTime":"2026-01-01T00:00:00Z"}],` +
+	`"explanation":{"winningMetric":0,"proposal":3,"stabilized":3,"limited":3,"final":3}},"lastSeen":"2026-01-01T00:00:00Z"}`
+
+// TestReplicasStartTogether opens one prefix from several replicas at once, each writing a
+// target as soon as it is open: on a fresh prefix none may mistake another's keys for a foreign
+// store, and on one of schema version 1, which they all upgrade, none may fail; the record of
+// version 1 stored there still reads.
 func TestReplicasStartTogether(t *testing.T) {
-	prefix := newPrefix()
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for i := range cap(errs) {
-		wg.Go(func() {
-			s, err := etcdstore.New(t.Context(), etcdstore.Config{Endpoints: endpoints, Prefix: prefix})
-			if err != nil {
-				errs <- err
+	old := store.Key{Cluster: "c", Namespace: "ns", Name: "old"}
+	for name, keys := range map[string]map[string]string{
+		"fresh": nil,
+		"schema version 1": {
+			"meta/schema_version":                     "1",
+			"targets/" + string(codec.EncodeKey(old)): recordV1,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			prefix := newPrefix()
+			raw := rawClient(t)
+			for k, v := range keys {
+				if _, err := raw.Put(t.Context(), prefix+k, v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var wg sync.WaitGroup
+			errs := make(chan error, 8)
+			for i := range cap(errs) {
+				wg.Go(func() {
+					s, err := etcdstore.New(t.Context(), etcdstore.Config{Endpoints: endpoints, Prefix: prefix})
+					if err != nil {
+						errs <- err
+						return
+					}
+					defer s.Close()
+					k := store.Key{Cluster: "c", Namespace: "ns", Name: fmt.Sprintf("r%d", i)}
+					_, err = s.Update(t.Context(), k, counter)
+					errs <- err
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					t.Error(err)
+				}
+			}
+			checkLayout(t, raw, prefix)
+			if keys == nil {
 				return
 			}
-			defer s.Close()
-			k := store.Key{Cluster: "c", Namespace: "ns", Name: fmt.Sprintf("r%d", i)}
-			_, err = s.Update(t.Context(), k, counter)
-			errs <- err
+			s := open(t, etcdstore.Config{Prefix: prefix})
+			got, err := s.Get(t.Context(), old)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Spec.MaxReplicas != 5 || got.LastDecision == nil || len(got.LastDecision.Decision.Conditions) != 1 {
+				t.Errorf("the version 1 record reads as %+v", got)
+			}
 		})
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Error(err)
-		}
-	}
-	checkLayout(t, rawClient(t), prefix)
 }

@@ -9,18 +9,23 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// The key layout under Config.Prefix (normalized to end with "/"), version 1:
+// The key layout under Config.Prefix (normalized to end with "/"), version 2:
 //
-//	<prefix>meta/schema_version   -> decimal ASCII, "1"
+//	<prefix>meta/schema_version   -> decimal ASCII, "2"
 //	<prefix>targets/<codec key>   -> codec record (JSON, its own record version; no revision,
 //	                                 Target.Revision is the key's etcd ModRevision)
 //
 // codec.EncodeKey keeps (cluster, namespace, name) order in byte order, so a range read over
 // targets/ lists in order and a cluster or namespace filter is a key prefix.
 //
+// Versions: 1 holds records of record version 1 only. 2 holds records of version 2, which
+// binaries of schema version 1 cannot read, and of version 1 not rewritten since (this binary
+// reads both): the layout is the same, and upgradeSchema upgrades a version 1 prefix by its
+// version alone.
+//
 // Bump SchemaVersion when an older binary could no longer read what this one writes, and
 // teach checkSchema to upgrade older layouts.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 const (
 	schemaVersionKey = "meta/schema_version"
@@ -89,6 +94,27 @@ func (s *Store) checkSchema(ctx context.Context) error {
 	case v > SchemaVersion:
 		return fmt.Errorf("schema version %d at %q was written by a newer binary (this one supports up to %d); upgrade hpa-recommender: %w",
 			v, s.keys.version, SchemaVersion, ErrUnsupportedSchema)
+	case v < SchemaVersion:
+		return s.upgradeSchema(ctx, raw)
+	}
+	return nil
+}
+
+// upgradeSchema upgrades a prefix of the older schema version old. From version 1 that is the
+// version alone: its records stay as they are until they are rewritten, and a binary that could
+// not read what this one writes then refuses the prefix at New instead of failing on every
+// record rewritten since. Replicas may upgrade at once: the write is conditional on the version
+// read, and whoever loses checks again what the winner wrote.
+func (s *Store) upgradeSchema(ctx context.Context, old []byte) error {
+	up, err := s.kv.Txn(ctx).
+		If(clientv3.Compare(clientv3.Value(s.keys.version), "=", string(old))).
+		Then(clientv3.OpPut(s.keys.version, strconv.Itoa(SchemaVersion))).
+		Commit()
+	if err != nil {
+		return fmt.Errorf("upgrade schema version %q at %q to %d: %w", old, s.keys.version, SchemaVersion, err)
+	}
+	if !up.Succeeded {
+		return s.checkSchema(ctx)
 	}
 	return nil
 }

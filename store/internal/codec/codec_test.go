@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hpa-recommender/hpa-recommender/recommender"
 	"github.com/hpa-recommender/hpa-recommender/store"
@@ -80,12 +81,21 @@ func TestNonFiniteRatiosRoundTrip(t *testing.T) {
 }
 
 func TestUnmarshalRefusesOtherVersions(t *testing.T) {
-	for _, b := range []string{`{"v":2}`, `{}`, `not json`} {
+	for _, b := range []string{`{"v":3}`, `{"v":0}`, `{"v":-1}`, `{}`, `not json`} {
 		if _, _, err := Unmarshal([]byte(b)); err == nil {
 			t.Errorf("Unmarshal(%s) succeeded", b)
 		}
 		if _, err := LastSeen([]byte(b)); err == nil {
 			t.Errorf("LastSeen(%s) succeeded", b)
+		}
+	}
+	const want = "unsupported record version 3 (this binary reads 1 to 2)"
+	if _, _, err := Unmarshal([]byte(`{"v":3}`)); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Unmarshal of version 3: %v, want an error saying %q", err, want)
+	}
+	for _, b := range []string{`{"v":1,"lastSeen":"2026-01-01T00:00:00Z"}`, `{"v":2,"lastSeen":"2026-01-01T00:00:00Z"}`} {
+		if seen, err := LastSeen([]byte(b)); err != nil || !seen.Equal(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) {
+			t.Errorf("LastSeen(%s) = %v, %v", b, seen, err)
 		}
 	}
 }

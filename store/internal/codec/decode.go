@@ -3,6 +3,7 @@ package codec
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -46,6 +47,10 @@ func decodeFast(b []byte) (*store.Target, bool) {
 	if d.bad || !d.finish() {
 		return nil, false
 	}
+	if d.condsAsState {
+		// Copied once the strings are set, and apart: callers change the two separately.
+		t.LastDecision.Decision.Conditions = slices.Clone(t.State.Conditions)
+	}
 	return t, true
 }
 
@@ -75,6 +80,9 @@ type fastDecoder struct {
 	b   []byte
 	i   int
 	bad bool // b is not in the canonical form: stop and take the slow path
+
+	version      int  // the record's
+	condsAsState bool // the last decision's conditions are a copy of the state's
 
 	text   []byte // the unescaped text of the strings (and usage ratios) read so far
 	strs   []fixup[string]
@@ -106,6 +114,7 @@ func (d *fastDecoder) release() {
 		return
 	}
 	d.b, d.i, d.bad, d.int32s = nil, 0, false, nil
+	d.version, d.condsAsState = 0, false
 	d.text = d.text[:0]
 	d.strs = clearSlice(d.strs)
 	d.qtys = clearSlice(d.qtys)
@@ -608,16 +617,19 @@ func (d *fastDecoder) strings() []string {
 // The record, member by member in the encoder's order (see encode.go), converted as decRecord
 // converts: empty slices and maps are nil, since the encoder omits them.
 
-// v1Open opens every record of version 1, the only one decodeFast reads. Should the format
-// get a version 2, this fails to compile: unmarshalSlow would refuse the version 1 records
-// decodeFast still reads.
-const v1Open = `{"v":1`
-
-var _ = [1]struct{}{}[RecordVersion-1]
+// decodeFast reads versions 1 and 2, which differ only in lastDecision.conditionsAsState.
+// Should the format get a version 3, this fails to compile: decodeFast must learn it, and
+// whether unmarshalSlow still reads the versions decodeFast reads.
+var _ = [1]struct{}{}[RecordVersion-2]
 
 func (d *fastDecoder) record() *store.Target {
 	t := new(store.Target)
-	if !d.lit(v1Open) {
+	switch {
+	case d.lit(`{"v":2`):
+		d.version = 2
+	case d.lit(`{"v":1`):
+		d.version = 1
+	default:
 		d.fail()
 		return nil
 	}
@@ -961,8 +973,17 @@ func (d *fastDecoder) lastDecision() *store.LastDecision {
 	if d.member("currentMetrics") {
 		dec.CurrentMetrics = settle(d, array(d, &d.statuses, (*fastDecoder).metricStatus), metricStatusFields)
 	}
-	if d.member("conditions") {
+	conds := d.member("conditions")
+	if conds {
 		dec.Conditions = d.conditions()
+	}
+	if d.member("conditionsAsState") {
+		// Only as the encoder writes it: true, in version 2, without conditions. Anything else
+		// the slow path refuses or reads its own way.
+		if d.version < 2 || conds || !d.lit("true") {
+			d.fail()
+		}
+		d.condsAsState = true
 	}
 	d.must("explanation")
 	d.explanation(&dec.Explanation)

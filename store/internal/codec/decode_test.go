@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -104,11 +105,13 @@ var otherRecord = func() []byte {
 	return b
 }()
 
-// canonicalRecords are records as Marshal writes them, each decodable: the benchmark's target,
-// random targets covering every field, and random records (see recordFiller) full of what
-// targets rarely hold (every escape, invalid UTF-8, extreme numbers, every kind of ratio,
-// labels that decode alike) made decodable: version 1, times in UTC as Marshal writes them,
-// valid quantities.
+// canonicalRecords are records as Marshal writes them, or as an older binary wrote them in
+// version 1, each decodable: the benchmark's target, a stored version 1 record, random targets
+// covering every field (half of them with a decision whose conditions are the state's), and
+// random records (see recordFiller) full of what targets rarely hold (every escape, invalid
+// UTF-8, extreme numbers, every kind of ratio, labels that decode alike) made decodable:
+// version 2 or 1, conditionsAsState only as Marshal writes it, times in UTC as Marshal writes
+// them, valid quantities.
 func canonicalRecords(t testing.TB, n int) [][]byte {
 	var out [][]byte
 	add := func(b []byte, err error) {
@@ -119,9 +122,14 @@ func canonicalRecords(t testing.TB, n int) [][]byte {
 	}
 	add(Marshal(benchTarget(), 42))
 	add(Marshal(&store.Target{}, 0))
+	add(os.ReadFile(recordV1File))
+	add(marshalV1(benchTarget(), 42))
 	rnd := rand.New(rand.NewPCG(7, 8))
-	for range n {
+	for i := range n {
 		tgt := randomTarget(rnd)
+		if i%2 == 0 && tgt.LastDecision != nil {
+			tgt.LastDecision.Decision.Conditions = equalConditions(tgt.State.Conditions)
+		}
 		add(Marshal(tgt, []int64{0, tgt.Revision, 1, math.MaxInt64}[rnd.IntN(4)]))
 	}
 	records := edgeRecords()
@@ -130,9 +138,16 @@ func canonicalRecords(t testing.TB, n int) [][]byte {
 		recordFiller{rnd}.fill(reflect.ValueOf(&r).Elem())
 		records = append(records, r)
 	}
-	for _, r := range records {
+	for i, r := range records {
 		decodable(rnd, reflect.ValueOf(&r).Elem())
-		r.V = RecordVersion
+		r.V = []int{RecordVersion, 1}[i%2]
+		if ld := r.LastDecision; ld != nil && ld.ConditionsAsState {
+			if r.V < 2 {
+				ld.ConditionsAsState = false
+			} else {
+				ld.Conditions = nil
+			}
+		}
 		if b, err := encodeRecord(&r); err == nil { // skip times RFC 3339 cannot represent
 			out = append(out, b)
 		}
@@ -181,7 +196,7 @@ func TestDecodeFastTakesCanonicalRecords(t *testing.T) {
 			t.Fatalf("record %d: the fast path gave up on a record Marshal wrote:\n%q", i, b)
 		}
 	}
-	if len(recs) < 1300 {
+	if len(recs) < 1400 {
 		t.Fatalf("only %d records; tune recordFiller", len(recs))
 	}
 }
@@ -211,7 +226,10 @@ var nonCanonical = []struct {
 	{`{"v":1,"key":{"cluster":"c","namespace":"n","name":"x"},"spec":{"scaleTargetRef":{},"maxReplicas":1,"metrics":[{"type":"Pods","pods":{"metric":{"name":"m","selector":{"matchLabels":{}}},"target":{"type":"Value"}}}]},"state":{"history":{}},"lastSeen":"2026-01-01T00:00:00Z"}`, true},
 	{`{"v":1,"key":{"cluster":"c","namespace":"n","name":"x"},"spec":{"scaleTargetRef":{},"maxReplicas":1,"metrics":[{"type":"Pods","pods":{"metric":{"name":"m","selector":{"matchLabels":{"a":"1","a":"2"}}},"target":{"type":"Value"}}}]},"state":{"history":{}},"lastSeen":"2026-01-01T00:00:00Z"}`, false},
 	// Versions.
-	{`{"v":2,"key":{"cluster":"c","namespace":"n","name":"x"},"spec":{"scaleTargetRef":{},"maxReplicas":1},"state":{"history":{}},"lastSeen":"2026-01-01T00:00:00Z"}`, true},
+	{`{"v":2,"key":{"cluster":"c","namespace":"n","name":"x"},"spec":{"scaleTargetRef":{},"maxReplicas":1},"state":{"history":{}},"lastSeen":"2026-01-01T00:00:00Z"}`, false},
+	{`{"v":3,"key":{"cluster":"c","namespace":"n","name":"x"},"spec":{"scaleTargetRef":{},"maxReplicas":1},"state":{"history":{}},"lastSeen":"2026-01-01T00:00:00Z"}`, true},
+	{`{"v":0,"key":{"cluster":"c","namespace":"n","name":"x"},"spec":{"scaleTargetRef":{},"maxReplicas":1},"state":{"history":{}},"lastSeen":"2026-01-01T00:00:00Z"}`, true},
+	{`{"v":20,"key":{"cluster":"c","namespace":"n","name":"x"},"spec":{"scaleTargetRef":{},"maxReplicas":1},"state":{"history":{}},"lastSeen":"2026-01-01T00:00:00Z"}`, true},
 	{`{"v":10,"key":{"cluster":"c","namespace":"n","name":"x"},"spec":{"scaleTargetRef":{},"maxReplicas":1},"state":{"history":{}},"lastSeen":"2026-01-01T00:00:00Z"}`, true},
 	{`{"v":1.0,"key":{"cluster":"c","namespace":"n","name":"x"},"spec":{"scaleTargetRef":{},"maxReplicas":1},"state":{"history":{}},"lastSeen":"2026-01-01T00:00:00Z"}`, true},
 	{`{}`, true},
@@ -254,7 +272,14 @@ var nonCanonical = []struct {
 }
 
 func TestUnmarshalNonCanonical(t *testing.T) {
-	for i, c := range nonCanonical {
+	cases := nonCanonical
+	for _, c := range markerCases {
+		cases = append(cases, struct {
+			b    string
+			slow bool
+		}{c.b, c.slow})
+	}
+	for i, c := range cases {
 		fast := checkAgainstSlow(t, fmt.Sprintf("case %d", i), []byte(c.b))
 		if c.slow && fast {
 			t.Errorf("case %d: the fast path decoded a record it should leave to the slow path:\n%s", i, c.b)
@@ -277,6 +302,9 @@ func FuzzUnmarshalFast(f *testing.F) {
 	for _, c := range nonCanonical {
 		f.Add([]byte(c.b))
 	}
+	for _, c := range markerCases {
+		f.Add([]byte(c.b))
+	}
 	bench := recs[0]
 	for _, edit := range []func([]byte) []byte{
 		func(b []byte) []byte { return b[:len(b)/2] },
@@ -289,6 +317,11 @@ func FuzzUnmarshalFast(f *testing.F) {
 		func(b []byte) []byte { return bytes.Replace(b, []byte(`"250m"`), []byte(`"0.25"`), -1) },
 		func(b []byte) []byte { return bytes.Replace(b, []byte(`"app"`), []byte(`"tier"`), 1) },
 		func(b []byte) []byte { return bytes.Replace(b, []byte(`"Max"`), []byte(`"M\u0061x"`), 1) },
+		func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`"conditionsAsState":true`), []byte(`"conditionsAsState":false`), 1)
+		},
+		func(b []byte) []byte { return bytes.Replace(b, []byte(`,"conditionsAsState":true`), nil, 1) },
+		func(b []byte) []byte { return bytes.Replace(b, []byte(`{"v":2,`), []byte(`{"v":1,`), 1) },
 	} {
 		f.Add(edit(bytes.Clone(bench)))
 	}

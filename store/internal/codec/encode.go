@@ -414,6 +414,10 @@ func (e *encoder) lastDecision(d *lastDecV1) {
 	e.num("desiredReplicas", int64(d.DesiredReplicas))
 	list(e, "currentMetrics", d.CurrentMetrics, (*encoder).metricStatus)
 	list(e, "conditions", d.Conditions, (*encoder).condition)
+	if d.ConditionsAsState {
+		e.name("conditionsAsState")
+		e.b = append(e.b, "true"...)
+	}
 	e.name("explanation")
 	e.explanation(&d.Explanation)
 	e.b = append(e.b, '}')

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/hpa-recommender/hpa-recommender/recommender"
 	"github.com/hpa-recommender/hpa-recommender/store"
 )
 
@@ -133,6 +135,15 @@ func TestNormalizeIsTheRoundTrip(t *testing.T) {
 		if in.Revision < 0 {
 			in.Revision = -in.Revision
 		}
+		if in.LastDecision != nil {
+			// Decisions whose conditions are the state's, which version 2 writes once.
+			switch i % 3 {
+			case 1:
+				in.LastDecision.Decision.Conditions = in.State.Conditions
+			case 2:
+				in.LastDecision.Decision.Conditions = equalConditions(in.State.Conditions)
+			}
+		}
 		b, err := Marshal(in, in.Revision)
 		if err != nil {
 			t.Fatalf("target %d: Marshal: %v", i, err)
@@ -164,6 +175,11 @@ func TestNormalizeIsTheRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(nilness(want), nilness(got)) {
 			t.Fatalf("target %d: nil and empty differ between the round trip and Normalize", i)
 		}
+		for what, tgt := range map[string]*store.Target{"Unmarshal": want, "Normalize": got, "MarshalNormalized": norm} {
+			if conditionsShared(tgt) {
+				t.Fatalf("target %d: %s's decision and state share their conditions", i, what)
+			}
+		}
 		// Shares nothing: scribbling over the input leaves the copy as it was.
 		filler{r}.fill(reflect.ValueOf(in).Elem(), 0)
 		scribble(reflect.ValueOf(in).Elem())
@@ -174,6 +190,30 @@ func TestNormalizeIsTheRoundTrip(t *testing.T) {
 			t.Fatalf("target %d: MarshalNormalized's copy changed with its input:\n%s", i, d)
 		}
 	}
+}
+
+// equalConditions returns a copy of cs with the same instants in other zones: conditions that
+// compare equal as the record sees them.
+func equalConditions(cs []recommender.Condition) []recommender.Condition {
+	out := slices.Clone(cs)
+	for i := range out {
+		out[i].LastTransitionTime = out[i].LastTransitionTime.In(zones[(i+1)%len(zones)])
+	}
+	return out
+}
+
+// conditionsShared reports whether changing t's state conditions in place changes its last
+// decision's: decoding must give each its own.
+func conditionsShared(t *store.Target) bool {
+	if t.LastDecision == nil || len(t.State.Conditions) == 0 || len(t.LastDecision.Decision.Conditions) == 0 {
+		return false
+	}
+	s, d := t.State.Conditions, t.LastDecision.Decision.Conditions
+	old := s[0].Type
+	s[0].Type = "changed " + old
+	shared := d[0].Type == s[0].Type
+	s[0].Type = old
+	return shared
 }
 
 // nilness lists, in walk order, whether each slice, map and pointer reachable from v is nil.
@@ -259,9 +299,17 @@ func TestRevision(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, b := range [][]byte{nil, {}, unrev, []byte(`{"v":1,"rev":`), []byte(`{"v":1,"rev":,`), []byte(`{"v":1,"rev":-3,`),
-		[]byte(`{"v":1,"rev":99999999999999999999,`), []byte(`{"v":2,"rev":5,`), []byte(`{"v":1,"rev":5x,`)} {
+		[]byte(`{"v":1,"rev":99999999999999999999,`), []byte(`{"v":3,"rev":5,`), []byte(`{"v":0,"rev":5,`),
+		[]byte(`{"v":12,"rev":5,`), []byte(`{"v":1,"rev":5x,`)} {
 		if got, ok := Revision(b); ok {
 			t.Errorf("Revision(%q) = %d, want not ok", b, got)
+		}
+	}
+	// Records of every version Unmarshal reads: version 1 ones, written by older binaries, stay
+	// stored until they are rewritten.
+	for b, want := range map[string]int64{`{"v":1,"rev":5,"key":{}}`: 5, `{"v":2,"rev":77,"key":{}}`: 77} {
+		if got, ok := Revision([]byte(b)); !ok || got != want {
+			t.Errorf("Revision(%q) = %d, %v, want %d", b, got, ok, want)
 		}
 	}
 }

@@ -1,9 +1,11 @@
 package codec
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -18,13 +20,27 @@ import (
 // at a fraction of its decode cost: records are decoded on every update of a target.
 var json = jsoniter.ConfigCompatibleWithStandardLibrary
 
-// RecordVersion is the version of the record format written by Marshal. Unmarshal refuses any
-// other. The record mirrors the domain types with explicit JSON names so that renaming a Go field
-// in recommender cannot silently change the stored format.
-const RecordVersion = 1
+// RecordVersion is the version of the record format written by Marshal. Unmarshal reads it and
+// every version from oldestRecordVersion on, and refuses any other. The record mirrors the domain
+// types with explicit JSON names so that renaming a Go field in recommender cannot silently
+// change the stored format.
+const RecordVersion = 2
 
-// Record format, version 1. Times are RFC 3339 with nanoseconds in UTC; quantities are their
-// canonical String(); durations are nanoseconds; omitted fields are zero/absent.
+// oldestRecordVersion is the oldest record version Unmarshal reads: records stay stored in the
+// format an older binary wrote them in until they are rewritten.
+const oldestRecordVersion = 1
+
+// Record format. Times are RFC 3339 with nanoseconds in UTC; quantities are their canonical
+// String(); durations are nanoseconds; omitted fields are zero/absent. The types are named
+// after version 1, which they describe but for one member:
+//
+//   - Version 1: lastDecision.conditions holds the decision's conditions; a lastDecision
+//     member conditionsAsState is not part of it (Unmarshal refuses one that is true).
+//   - Version 2: when the decision's conditions are not empty and encode exactly as
+//     state.conditions (the usual case: the server stores a decision with the state it left,
+//     which carries the same conditions), lastDecision omits conditions and holds
+//     "conditionsAsState":true instead; they decode as a copy of the state's. Both members at
+//     once is refused; "conditionsAsState":false is the same as its absence.
 type recordV1 struct {
 	V            int         `json:"v"`
 	Revision     int64       `json:"rev,omitempty"`
@@ -178,7 +194,9 @@ type lastDecV1 struct {
 	DesiredReplicas  int32         `json:"desiredReplicas"`
 	CurrentMetrics   []metricStV1  `json:"currentMetrics,omitempty"`
 	Conditions       []conditionV1 `json:"conditions,omitempty"`
-	Explanation      explanationV1 `json:"explanation"`
+	// ConditionsAsState (version 2) stands for Conditions equal to the state's, not written.
+	ConditionsAsState bool          `json:"conditionsAsState,omitempty"`
+	Explanation       explanationV1 `json:"explanation"`
 }
 
 type metricStV1 struct {
@@ -295,14 +313,23 @@ func unmarshalSlow(b []byte) (*store.Target, int64, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, 0, fmt.Errorf("decode target record: %w", err)
 	}
-	if r.V != RecordVersion {
-		return nil, 0, fmt.Errorf("decode target record: unsupported record version %d (this binary reads %d)", r.V, RecordVersion)
+	if err := checkVersion(r.V); err != nil {
+		return nil, 0, err
 	}
 	t, err := decRecord(&r)
 	if err != nil {
 		return nil, 0, err
 	}
 	return t, r.Revision, nil
+}
+
+// checkVersion refuses a record version Unmarshal does not read.
+func checkVersion(v int) error {
+	if v < oldestRecordVersion || v > RecordVersion {
+		return fmt.Errorf("decode target record: unsupported record version %d (this binary reads %d to %d)",
+			v, oldestRecordVersion, RecordVersion)
+	}
+	return nil
 }
 
 // Normalize returns what Unmarshal(Marshal(t, t.Revision)) returns, without the JSON: a deep
@@ -334,16 +361,31 @@ func encRecord(t *store.Target, rev int64) recordV1 {
 		})
 	}
 	if d := t.LastDecision; d != nil {
-		r.LastDecision = encDecision(d)
+		r.LastDecision = encDecision(d, r.State.Conditions)
 	}
 	return r
 }
 
-// decRecord converts a record back; the result aliases r's slices and maps.
+// decRecord converts a record back; the result aliases r's slices and maps, but for the
+// decision's conditions of a record with conditionsAsState, a copy of the state's that callers
+// may change apart from them.
 func decRecord(r *recordV1) (*store.Target, error) {
+	key := store.Key{Cluster: r.Key.Cluster, Namespace: r.Key.Namespace, Name: r.Key.Name}
+	if ld := r.LastDecision; ld != nil && ld.ConditionsAsState {
+		var err error
+		switch {
+		case r.V < 2:
+			err = fmt.Errorf("lastDecision.conditionsAsState in a record of version %d, which has no such member", r.V)
+		case len(ld.Conditions) > 0:
+			err = errors.New("lastDecision has both conditions and conditionsAsState")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("decode target %s: %w", key, err)
+		}
+	}
 	d := decoder{}
 	t := &store.Target{
-		Key:      store.Key{Cluster: r.Key.Cluster, Namespace: r.Key.Namespace, Name: r.Key.Name},
+		Key:      key,
 		Spec:     d.spec(&r.Spec),
 		State:    d.state(&r.State),
 		Reported: r.Reported,
@@ -358,6 +400,9 @@ func decRecord(r *recordV1) (*store.Target, error) {
 	}
 	if r.LastDecision != nil {
 		t.LastDecision = d.decision(r.LastDecision)
+		if r.LastDecision.ConditionsAsState {
+			t.LastDecision.Decision.Conditions = slices.Clone(t.State.Conditions)
+		}
 	}
 	if d.err != nil {
 		return nil, fmt.Errorf("decode target %s: %w", t.Key, d.err)
@@ -374,8 +419,8 @@ func LastSeen(b []byte) (time.Time, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return time.Time{}, fmt.Errorf("decode target record: %w", err)
 	}
-	if r.V != RecordVersion {
-		return time.Time{}, fmt.Errorf("decode target record: unsupported record version %d", r.V)
+	if err := checkVersion(r.V); err != nil {
+		return time.Time{}, err
 	}
 	return r.LastSeen, nil
 }
@@ -471,13 +516,38 @@ func encSpec(s *recommender.Spec) specV1 {
 	return out
 }
 
+func encCondition(c *recommender.Condition) conditionV1 {
+	return conditionV1{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message,
+		LastTransitionTime: utc(c.LastTransitionTime)}
+}
+
 func encConditions(cs []recommender.Condition) []conditionV1 {
 	var out []conditionV1
-	for _, c := range cs {
-		out = append(out, conditionV1{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message,
-			LastTransitionTime: utc(c.LastTransitionTime)})
+	for i := range cs {
+		out = append(out, encCondition(&cs[i]))
 	}
 	return out
+}
+
+// conditionsAsState reports whether the decision's conditions cs, not empty, encode exactly as
+// the state's, already converted: their times are the same instants (both are written in UTC)
+// and every other field is equal.
+func conditionsAsState(cs []recommender.Condition, state []conditionV1) bool {
+	if len(cs) == 0 || len(cs) != len(state) {
+		return false
+	}
+	for i := range cs {
+		c, s := encCondition(&cs[i]), state[i]
+		if !c.LastTransitionTime.Equal(s.LastTransitionTime) {
+			return false
+		}
+		// Every other field, whatever fields conditionV1 gains, by ==.
+		c.LastTransitionTime, s.LastTransitionTime = time.Time{}, time.Time{}
+		if c != s {
+			return false
+		}
+	}
+	return true
 }
 
 func encEvents(es []recommender.ScaleEvent) []scaleEventV1 {
@@ -503,12 +573,18 @@ func encValue(v recommender.MetricValueStatus) valueStV1 {
 	return valueStV1{Value: encQty(v.Value), AverageValue: encQty(v.AverageValue), AverageUtilization: clonePtr(v.AverageUtilization)}
 }
 
-func encDecision(ld *store.LastDecision) *lastDecV1 {
+// encDecision converts the last decision; stateConds are the state's conditions, converted,
+// which the decision's are written as when they are the same.
+func encDecision(ld *store.LastDecision, stateConds []conditionV1) *lastDecV1 {
 	d := &ld.Decision
 	out := &lastDecV1{
 		RecommendationID: ld.RecommendationID, Time: utc(d.Time),
 		CurrentReplicas: d.CurrentReplicas, DesiredReplicas: d.DesiredReplicas,
-		Conditions: encConditions(d.Conditions),
+	}
+	if conditionsAsState(d.Conditions, stateConds) {
+		out.ConditionsAsState = true
+	} else {
+		out.Conditions = encConditions(d.Conditions)
 	}
 	for _, m := range d.CurrentMetrics {
 		e := metricStV1{Type: m.Type}

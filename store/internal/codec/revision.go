@@ -6,9 +6,27 @@ import (
 	"strconv"
 )
 
-// recordPrefix opens every record Marshal writes: the version comes first, then the revision
-// when there is one (encoding/json writes struct fields in declaration order).
-var recordPrefix = []byte(`{"v":` + strconv.Itoa(RecordVersion) + `,`)
+// versionPrefixes open the records of each version Unmarshal reads, the current one (what
+// Marshal writes) first: the version comes first, then the revision when there is one
+// (encoding/json writes struct fields in declaration order). Records of older versions stay
+// stored until they are rewritten, and a store reads their revisions too.
+var versionPrefixes = func() (ps [][]byte) {
+	for v := RecordVersion; v >= oldestRecordVersion; v-- {
+		ps = append(ps, []byte(`{"v":`+strconv.Itoa(v)+`,`))
+	}
+	return ps
+}()
+
+// versionPrefix returns the length of the version prefix b opens with, or 0 when b does not
+// open as a record of a version Unmarshal reads.
+func versionPrefix(b []byte) int {
+	for _, p := range versionPrefixes {
+		if bytes.HasPrefix(b, p) {
+			return len(p)
+		}
+	}
+	return 0
+}
 
 // revRoom is the room an Unrevised record keeps in front of it for the revision Revise adds:
 // `"rev":`, up to 19 digits and a comma.
@@ -37,22 +55,24 @@ func (u *Unrevised) Bytes() []byte {
 }
 
 // Revise returns Marshal(t, rev) by writing the revision into u's own buffer, in front of the
-// record: it may be called once, and u is empty afterwards. rev must be positive.
+// record: it may be called once, and u is empty afterwards. rev must be positive. The record
+// keeps its version: one of an older version Unmarshal reads gets the revision in the same place.
 func (u *Unrevised) Revise(rev int64) ([]byte, error) {
 	if rev <= 0 {
 		return nil, fmt.Errorf("revision %d: must be positive", rev)
 	}
 	b := u.Bytes()
-	if !bytes.HasPrefix(b, recordPrefix) || bytes.HasPrefix(b[len(recordPrefix):], []byte(`"rev":`)) {
+	n := versionPrefix(b)
+	if n == 0 || bytes.HasPrefix(b[n:], []byte(`"rev":`)) {
 		return nil, fmt.Errorf("not a record encoded without a revision: %.20q", b)
 	}
-	var head [64]byte // more than recordPrefix and revRoom
-	h := append(head[:0], recordPrefix...)
+	var head [64]byte // more than a version prefix and revRoom
+	h := append(head[:0], b[:n]...)
 	h = append(h, `"rev":`...)
 	h = strconv.AppendInt(h, rev, 10)
 	h = append(h, ',')
 	// The new head ends where the record's own prefix ends, and replaces it.
-	start := revRoom + len(recordPrefix) - len(h)
+	start := revRoom + n - len(h)
 	copy(u.buf[start:], h)
 	out := u.buf[start:]
 	u.buf = nil
@@ -60,15 +80,16 @@ func (u *Unrevised) Revise(rev int64) ([]byte, error) {
 }
 
 // Revision returns the revision a stored record carries, reading only its first bytes; ok is
-// false when b does not start as a record with a revision does. A store that caches decoded
-// records uses it to check, in its write transaction, that the record it based an update on is
-// still the one stored.
+// false when b does not start as a record with a revision does, of any version Unmarshal reads.
+// A store that caches decoded records uses it to check, in its write transaction, that the
+// record it based an update on is still the one stored.
 func Revision(b []byte) (rev int64, ok bool) {
 	const revField = `"rev":`
-	if !bytes.HasPrefix(b, recordPrefix) || !bytes.HasPrefix(b[len(recordPrefix):], []byte(revField)) {
+	n := versionPrefix(b)
+	if n == 0 || !bytes.HasPrefix(b[n:], []byte(revField)) {
 		return 0, false
 	}
-	rest := b[len(recordPrefix)+len(revField):]
+	rest := b[n+len(revField):]
 	end := bytes.IndexByte(rest, ',')
 	if end <= 0 || end > 19 {
 		return 0, false

@@ -42,14 +42,20 @@ func TestReviseEqualsMarshal(t *testing.T) {
 		}
 	}
 	withRev, _ := Marshal(targets[1], 4)
-	for _, bad := range [][]byte{nil, []byte(`{}`), []byte(`{"v":2,"key":{}}`), withRev} {
+	for _, bad := range [][]byte{nil, []byte(`{}`), []byte(`{"v":3,"key":{}}`), []byte(`{"v":0,"key":{}}`),
+		[]byte(`{"v":1,"rev":3,"key":{}}`), withRev} {
 		u := unrevised(bad)
 		if _, err := u.Revise(5); err == nil {
 			t.Errorf("Revise of %q succeeded, want an error", bad)
 		}
 	}
-	u := unrevised([]byte(`{"v":1,"key":{}}`))
+	u := unrevised([]byte(`{"v":2,"key":{}}`))
 	if _, err := u.Revise(0); err == nil {
 		t.Error("Revise(0) succeeded, want an error")
+	}
+	// A record of version 1, as an older binary wrote it, keeps its version.
+	u = unrevised([]byte(`{"v":1,"key":{}}`))
+	if got, err := u.Revise(12); err != nil || string(got) != `{"v":1,"rev":12,"key":{}}` {
+		t.Errorf("Revise(12) of a version 1 record = %q, %v", got, err)
 	}
 }
