@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	pathvalidation "k8s.io/apimachinery/pkg/api/validation/path"
@@ -503,6 +504,12 @@ func validatePods(pods []Pod, p *field.Path, limits Limits) field.ErrorList {
 	if podsClean(pods) {
 		return nil
 	}
+	return checkPods(pods, p)
+}
+
+// checkPods is validatePods without its limit and its fast path: every rule, each violation
+// with its path.
+func checkPods(pods []Pod, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	seen := make(map[string]bool, len(pods))
 	for i := range pods {
@@ -570,6 +577,11 @@ func validatePodSamples(samples []PodSample, p *field.Path, limits Limits) field
 	if podSamplesClean(samples) {
 		return nil
 	}
+	return checkPodSamples(samples, p)
+}
+
+// checkPodSamples is validatePodSamples without its limit and its fast path.
+func checkPodSamples(samples []PodSample, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	seen := make(map[string]bool, len(samples))
 	for i := range samples {
@@ -594,7 +606,10 @@ func validatePodSamples(samples []PodSample, p *field.Path, limits Limits) field
 // names and nothing per pod. It must agree with validatePods; a pod it cannot judge cheaply
 // (many containers) counts as not clean and takes the full check.
 func podsClean(pods []Pod) bool {
-	seen := make(map[string]struct{}, len(pods))
+	seen := getSeen(len(pods))
+	defer putSeen(seen, len(pods))
+	var checkedCs, checkedInits []Container // the lists last found clean
+	checked := false
 	for i := range pods {
 		pod := &pods[i]
 		if pod.Name == "" {
@@ -609,11 +624,25 @@ func podsClean(pods []Pod) bool {
 		default:
 			return false
 		}
-		if !containersClean(pod.Containers, pod.InitContainers) || !requestsClean(pod.Requests) {
+		// Pods converted by the server share one container list when the request repeats it
+		// (apiconv); a list found clean for the pod before is clean again.
+		if !checked || !sameList(pod.Containers, checkedCs) || !sameList(pod.InitContainers, checkedInits) {
+			if !containersClean(pod.Containers, pod.InitContainers) {
+				return false
+			}
+			checkedCs, checkedInits, checked = pod.Containers, pod.InitContainers, true
+		}
+		if !requestsClean(pod.Requests) {
 			return false
 		}
 	}
 	return true
+}
+
+// sameList reports whether a and b are the same slice: one array, one length (both empty
+// counts as the same).
+func sameList(a, b []Container) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // containersClean is validateContainers over a pod's containers then init containers finding
@@ -647,9 +676,28 @@ func requestsClean(reqs map[string]resource.Quantity) bool {
 	return true
 }
 
+// seenSets recycles the name sets of podsClean and podSamplesClean, as sampleMaps.
+var seenSets = sync.Pool{New: func() any { return map[string]struct{}{} }}
+
+// getSeen returns an empty set for n names; putSeen recycles it.
+func getSeen(n int) map[string]struct{} {
+	if n > maxPooledPods {
+		return make(map[string]struct{}, n)
+	}
+	return seenSets.Get().(map[string]struct{})
+}
+
+func putSeen(m map[string]struct{}, n int) {
+	if n <= maxPooledPods {
+		clear(m)
+		seenSets.Put(m)
+	}
+}
+
 // podSamplesClean is validatePodSamples (within the pod limit) finding nothing.
 func podSamplesClean(samples []PodSample) bool {
-	seen := make(map[string]struct{}, len(samples))
+	seen := getSeen(len(samples))
+	defer putSeen(seen, len(samples))
 	for i := range samples {
 		s := &samples[i]
 		if s.Pod == "" || s.Window < 0 {
