@@ -608,8 +608,7 @@ func checkPodSamples(samples []PodSample, p *field.Path) field.ErrorList {
 func podsClean(pods []Pod) bool {
 	seen := getSeen(len(pods))
 	defer putSeen(seen, len(pods))
-	var checkedCs, checkedInits []Container // the lists last found clean
-	checked := false
+	var checkedCs, checkedInits []Container // the lists last found clean (none: empty, clean)
 	for i := range pods {
 		pod := &pods[i]
 		if pod.Name == "" {
@@ -626,11 +625,11 @@ func podsClean(pods []Pod) bool {
 		}
 		// Pods converted by the server share one container list when the request repeats it
 		// (apiconv); a list found clean for the pod before is clean again.
-		if !checked || !sameList(pod.Containers, checkedCs) || !sameList(pod.InitContainers, checkedInits) {
+		if !sameList(pod.Containers, checkedCs) || !sameList(pod.InitContainers, checkedInits) {
 			if !containersClean(pod.Containers, pod.InitContainers) {
 				return false
 			}
-			checkedCs, checkedInits, checked = pod.Containers, pod.InitContainers, true
+			checkedCs, checkedInits = pod.Containers, pod.InitContainers
 		}
 		if !requestsClean(pod.Requests) {
 			return false

@@ -17,31 +17,28 @@ import (
 func unmarshalRequest(b []byte, m *pb.RecommendRequest, pooled bool) error {
 	var n counts
 	n.request(b)
+	// The slow path's error is not wrapped: the status a client sees stays the default codec's.
+	if !pooled {
+		if decodeInto(b, m, newSlabs(n)) {
+			return nil
+		}
+		return proto.Unmarshal(b, m)
+	}
 	s := getSlabs(n)
 	if decodeInto(b, m, s) {
-		if pooled {
-			lend(m, s)
-		}
+		lend(m, s)
 		return nil
 	}
 	s.put() // proto.Unmarshal resets m: nothing refers to s any more
-	// Not wrapped: the error, and so the status a client sees, stays the default codec's.
 	return proto.Unmarshal(b, m)
 }
 
-// decodeFast resets m and decodes b into it, in messages of its own. It reports false,
-// leaving m partly decoded, for anything it does not handle (unknown field numbers,
-// unexpected wire types, fixed-width and group fields) and for anything proto.Unmarshal would
-// reject: the caller then starts over with proto.Unmarshal, which decides. Errors take that
-// slow path too, so the fast path never has to match protobuf-go's error cases, only its
-// results.
-func decodeFast(b []byte, m *pb.RecommendRequest) bool {
-	var n counts
-	n.request(b)
-	return decodeInto(b, m, newSlabs(n))
-}
-
-// decodeInto is decodeFast into the messages of s, sized for b by counts.
+// decodeInto resets m and decodes b into it, in the messages of s, sized for b by counts. It
+// reports false, leaving m partly decoded, for anything it does not handle (unknown field
+// numbers, unexpected wire types, fixed-width and group fields) and for anything
+// proto.Unmarshal would reject: the caller then starts over with proto.Unmarshal, which
+// decides. Errors take that slow path too, so the fast path never has to match protobuf-go's
+// error cases, only its results.
 func decodeInto(b []byte, m *pb.RecommendRequest, s *slabs) bool {
 	proto.Reset(m)
 	d := decoder{slabs: *s}

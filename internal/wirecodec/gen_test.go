@@ -78,6 +78,13 @@ func check(t testing.TB, b []byte) (fast bool) {
 	return decodeFast(b, new(pb.RecommendRequest))
 }
 
+// decodeFast is decodeInto with messages of its own: whether the fast path decodes b by itself.
+func decodeFast(b []byte, m *pb.RecommendRequest) bool {
+	var n counts
+	n.request(b)
+	return decodeInto(b, m, newSlabs(n))
+}
+
 // releaseChecked releases m as the server does and fails t unless the codec holds nothing
 // more for it and, when it lent m recycled messages (the fast path decoded m), m is left
 // without pods and metrics.
