@@ -82,7 +82,8 @@ func BenchmarkRecommend(b *testing.B) {
 
 // BenchmarkRecommendWire is BenchmarkRecommend from the request's wire bytes to the response's:
 // the server's codec decodes each request (as grpc-go hands it the bytes, into recycled
-// messages handed back after the call) and encodes the answer, so the figure is the service's CPU per call less grpc-go's transport. bolt only.
+// messages handed back after the call) and encodes the answer, so the figure is the service's
+// CPU per call less grpc-go's transport. bolt only.
 func BenchmarkRecommendWire(b *testing.B) {
 	srv, reqs := benchServer(b, "bolt")
 	wire := make([][]byte, len(reqs))
