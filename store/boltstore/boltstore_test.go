@@ -192,15 +192,6 @@ func TestSchemaVersion(t *testing.T) {
 	}
 }
 
-// recordV1 is a record as binaries before record version 2 stored it, at revision 7: the
-// decision's conditions written out, the same as the state's.
-const recordV1 = `{"v":1,"rev":7,"key":{"cluster":"c","namespace":"ns","name":"old"},` +
-	`"spec":{"scaleTargetRef":{"kind":"Deployment","name":"old"},"maxReplicas":5},` +
-	`"state":{"seeded":true,"history":{},"conditions":[{"type":"AbleToScale","status":"True","reason":"ReadyForNewScale","lastTransitionTime":"2026-01-01T00:00:00Z"}]},` +
-	`"lastDecision":{"time":"2026-01-01T00:00:00Z","currentReplicas":2,"desiredReplicas":3,` +
-	`"conditions":[{"type":"AbleToScale","status":"True","reason":"ReadyForNewScale","lastTransitionTime":"2026-01-01T00:00:00Z"}],` +
-	`"explanation":{"winningMetric":0,"proposal":3,"stabilized":3,"limited":3,"final":3}},"lastSeen":"2026-01-01T00:00:00Z"}`
-
 // TestVersion1RecordsServe: a file whose records an older binary wrote, in record version 1,
 // serves them: Get and collection read them, an update takes the stored record's revision from
 // it (fn runs once: the write transaction finds the record it started from) and rewrites it in
@@ -215,7 +206,7 @@ func TestVersion1RecordsServe(t *testing.T) {
 		if err := b.SetSequence(7); err != nil {
 			return err
 		}
-		return b.Put(codec.EncodeKey(k), []byte(recordV1))
+		return b.Put(codec.EncodeKey(k), []byte(storetest.RecordV1(7)))
 	})
 	s := open(t, path)
 	got, err := s.Get(t.Context(), k)

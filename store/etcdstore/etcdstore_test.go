@@ -446,15 +446,6 @@ func TestNewNeedsEndpoints(t *testing.T) {
 	}
 }
 
-// recordV1 is a record as binaries before record version 2 stored it: the decision's
-// conditions written out, the same as the state's.
-const recordV1 = `{"v":1,"key":{"cluster":"c","namespace":"ns","name":"old"},` +
-	`"spec":{"scaleTargetRef":{"kind":"Deployment","name":"old"},"maxReplicas":5},` +
-	`"state":{"seeded":true,"history":{},"conditions":[{"type":"AbleToScale","status":"True","reason":"ReadyForNewScale","lastTransitionTime":"2026-01-01T00:00:00Z"}]},` +
-	`"lastDecision":{"time":"2026-01-01T00:00:00Z","currentReplicas":2,"desiredReplicas":3,` +
-	`"conditions":[{"type":"AbleToScale","status":"True","reason":"ReadyForNewScale","lastTransitionTime":"2026-01-01T00:00:00Z"}],` +
-	`"explanation":{"winningMetric":0,"proposal":3,"stabilized":3,"limited":3,"final":3}},"lastSeen":"2026-01-01T00:00:00Z"}`
-
 // TestReplicasStartTogether opens one prefix from several replicas at once, each writing a
 // target as soon as it is open: on a fresh prefix none may mistake another's keys for a foreign
 // store, and on one of schema version 1, which they all upgrade, none may fail; the record of
@@ -465,7 +456,7 @@ func TestReplicasStartTogether(t *testing.T) {
 		"fresh": nil,
 		"schema version 1": {
 			"meta/schema_version":                     "1",
-			"targets/" + string(codec.EncodeKey(old)): recordV1,
+			"targets/" + string(codec.EncodeKey(old)): storetest.RecordV1(0),
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
