@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -463,18 +464,58 @@ func TestGCPercent(t *testing.T) {
 			t.Setenv("GOGC", tc.env)
 			maddr := freeAddr(t)
 			startBinary(t, "--store", "memory", "--metrics-listen", maddr)
-			resp, err := http.Get("http://" + maddr + "/metrics")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			body, err := io.ReadAll(resp.Body)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want := "\ngo_gc_gogc_percent " + tc.want + "\n"; !strings.Contains(string(body), want) {
-				t.Errorf("/metrics lacks %q", strings.TrimSpace(want))
+			if got := runtimeMetric(t, maddr, "go_gc_gogc_percent"); got != tc.want {
+				t.Errorf("go_gc_gogc_percent = %s, want %s", got, tc.want)
 			}
 		})
 	}
+}
+
+// TestExtraProcForBolt: with the bbolt store the binary runs one more P than Go's default
+// (the memory store's), unless GOMAXPROCS is set, which wins.
+func TestExtraProcForBolt(t *testing.T) {
+	procs := func(t *testing.T, store string) int {
+		t.Helper()
+		maddr := freeAddr(t)
+		args := []string{"--store", store, "--metrics-listen", maddr}
+		if store == "bolt" {
+			args = append(args, "--bolt-path", filepath.Join(t.TempDir(), "hpa.db"))
+		}
+		startBinary(t, args...)
+		n, err := strconv.Atoi(runtimeMetric(t, maddr, "go_sched_gomaxprocs_threads"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	t.Setenv("GOMAXPROCS", "")
+	def := procs(t, "memory")
+	if got := procs(t, "bolt"); got != def+1 {
+		t.Errorf("bolt store: GOMAXPROCS %d, want %d (the default %d plus one)", got, def+1, def)
+	}
+	t.Setenv("GOMAXPROCS", "5")
+	if got := procs(t, "bolt"); got != 5 {
+		t.Errorf("bolt store with GOMAXPROCS=5: GOMAXPROCS %d, want 5", got)
+	}
+}
+
+// runtimeMetric returns the value of an unlabelled metric on the binary's /metrics at maddr.
+func runtimeMetric(t *testing.T, maddr, name string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + maddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(body)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+" "); ok {
+			return v
+		}
+	}
+	t.Fatalf("/metrics lacks %s", name)
+	return ""
 }
