@@ -17,7 +17,9 @@ import (
 func bufferOf(b []byte) mem.BufferSlice { return mem.BufferSlice{mem.SliceBuffer(b)} }
 
 // TestOtherTypesAreTheDefaultCodecs: Name, Marshal and the Unmarshal of anything but a
-// RecommendRequest are grpc-go's default codec's, and the codec is not registered globally.
+// RecommendRequest are grpc-go's default codec's (Marshal's bytes are also for a
+// RecommendResponse, which the fast encoder writes; encode_test.go tests it), and the codec is
+// not registered globally.
 func TestOtherTypesAreTheDefaultCodecs(t *testing.T) {
 	def := encoding.GetCodecV2("proto")
 	if _, ok := def.(Codec); ok {
