@@ -33,9 +33,10 @@ type specCache struct {
 }
 
 // specEntry is one converted spec. Everything in it is shared and must not be modified:
-// recommender.Decide only reads its spec (it defaults a copy).
+// recommender.Decide only reads its spec and its defaulted spec.
 type specEntry struct {
-	spec *recommender.Spec
+	spec      *recommender.Spec
+	defaulted *recommender.Spec // recommender.SetDefaults(spec) for Decide (Input.Defaulted); nil for an invalid spec
 	// conv are the conversion violations (paths under "spec"); when there are none, invalid
 	// are ValidateSpec's.
 	conv, invalid []apiconv.FieldViolation
@@ -48,6 +49,9 @@ func convertSpec(s *pb.HorizontalPodAutoscalerSpec) *specEntry {
 	e := &specEntry{spec: spec, conv: conv}
 	if len(e.conv) == 0 {
 		e.invalid = apiconv.FieldErrors(recommender.ValidateSpec(e.spec, "spec"))
+	}
+	if len(e.conv) == 0 && len(e.invalid) == 0 {
+		e.defaulted = recommender.SetDefaults(e.spec) // only a valid spec is decided on
 	}
 	return e
 }
@@ -101,7 +105,7 @@ func (s *Server) decisionInput(req *pb.RecommendRequest, buf *apiconv.Buffers) (
 	}
 	e := s.specs.get(req.GetSpec())
 	in, opts, conv := apiconv.RecommendParts(req, s.cfg.Defaults, buf)
-	in.Spec = e.spec
+	in.Spec, in.Defaulted = e.spec, e.defaulted
 	if len(e.conv) > 0 || len(conv) > 0 {
 		return in, opts, append(slices.Clone(e.conv), conv...)
 	}

@@ -72,7 +72,19 @@ func FuzzDecisionInputMatchesUncached(f *testing.F) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Fatalf("violations differ (-uncached +decisionInput):\n%s", diff)
 			}
-			if diff := cmp.Diff(wantIn, in, cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); diff != "" {
+			quantities := cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })
+			// The cached defaulted spec (for a valid spec; the uncached path leaves Decide to
+			// default it) is exactly the uncached spec defaulted.
+			if in.Defaulted == nil && len(want) == 0 {
+				t.Fatal("a valid request's input lacks the cached defaulted spec")
+			}
+			if in.Defaulted != nil {
+				if diff := cmp.Diff(recommender.SetDefaults(wantIn.Spec), in.Defaulted, quantities); diff != "" {
+					t.Fatalf("defaulted spec differs (-uncached +decisionInput):\n%s", diff)
+				}
+				in.Defaulted = nil
+			}
+			if diff := cmp.Diff(wantIn, in, quantities); diff != "" {
 				t.Fatalf("input differs (-uncached +decisionInput):\n%s", diff)
 			}
 			if diff := cmp.Diff(wantOpts, opts); diff != "" {
