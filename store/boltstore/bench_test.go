@@ -3,9 +3,14 @@ package boltstore_test
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/hpa-recommender/hpa-recommender/recommender"
 	"github.com/hpa-recommender/hpa-recommender/store"
 	"github.com/hpa-recommender/hpa-recommender/store/boltstore"
 )
@@ -41,5 +46,70 @@ func BenchmarkUpdateParallel(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+// BenchmarkApplySameSpec is BenchmarkUpdateParallel as the server writes: Apply, a full spec that
+// stays the same from one write to the next (every Recommend carries it), shared between the
+// writers as the server's spec cache shares it, and a state that changes.
+func BenchmarkApplySameSpec(b *testing.B) {
+	spec := benchSpec()
+	for _, par := range []int{1, 32} {
+		b.Run(fmt.Sprintf("writers=%dxGOMAXPROCS", par), func(b *testing.B) {
+			s, err := boltstore.Open(filepath.Join(b.TempDir(), "bench.db"), boltstore.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = s.Close() })
+			var next atomic.Int64
+			b.SetParallelism(par)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				k := store.Key{Cluster: "bench", Namespace: "ns", Name: fmt.Sprintf("t%d", next.Add(1))}
+				for pb.Next() {
+					err := s.Apply(b.Context(), k, func(cur *store.Target) (*store.Target, error) {
+						n := &store.Target{Spec: *spec, LastSeen: time.Unix(1, 0)}
+						if cur != nil {
+							n.State, n.LastSeen = cur.State, cur.LastSeen.Add(time.Second)
+						}
+						n.State.History.Recommendations = append(slices.Clone(n.State.History.Recommendations),
+							recommender.Recommendation{Time: n.LastSeen, Replicas: 3})[max(0, len(n.State.History.Recommendations)-29):]
+						return n, nil
+					})
+					if err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
+// benchSpec is a spec as an HPA with a few metrics and a behavior has it.
+func benchSpec() *recommender.Spec {
+	q := func(s string) *resource.Quantity { v := resource.MustParse(s); return &v }
+	i32 := func(v int32) *int32 { return &v }
+	policy := recommender.SelectMax
+	return &recommender.Spec{
+		ScaleTargetRef: recommender.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "checkout-api"},
+		MinReplicas:    i32(2), MaxReplicas: 50,
+		Metrics: []recommender.MetricSpec{
+			{Type: recommender.MetricResource, Resource: &recommender.ResourceMetricSource{Name: "cpu",
+				Target: recommender.MetricTarget{Type: recommender.TargetUtilization, AverageUtilization: i32(70)}}},
+			{Type: recommender.MetricPods, Pods: &recommender.PodsMetricSource{
+				Metric: recommender.MetricIdentifier{Name: "http_requests_per_second", Selector: &recommender.LabelSelector{
+					MatchLabels: map[string]string{"app": "checkout", "tier": "api"}}},
+				Target: recommender.MetricTarget{Type: recommender.TargetAverageValue, AverageValue: q("250m")}}},
+			{Type: recommender.MetricExternal, External: &recommender.ExternalMetricSource{
+				Metric: recommender.MetricIdentifier{Name: "queue_depth"},
+				Target: recommender.MetricTarget{Type: recommender.TargetValue, Value: q("30")}}},
+		},
+		Behavior: &recommender.Behavior{
+			ScaleUp: &recommender.ScalingRules{SelectPolicy: &policy,
+				Policies: []recommender.ScalingPolicy{{Type: recommender.PolicyPods, Value: 4, PeriodSeconds: 15}}},
+			ScaleDown: &recommender.ScalingRules{StabilizationWindowSeconds: i32(300), Tolerance: q("50m"),
+				Policies: []recommender.ScalingPolicy{{Type: recommender.PolicyPercent, Value: 10, PeriodSeconds: 60}}},
+		},
 	}
 }
