@@ -773,7 +773,7 @@ func apply(key store.Key, base *store.Target, fn store.UpdateFunc, shared bool) 
 	}
 	withKey := *next
 	withKey.Key = key
-	if w.enc, w.frozen, err = codec.MarshalNormalized(&withKey); err != nil {
+	if w.enc, w.frozen, _, err = codec.MarshalNormalized(&withKey); err != nil {
 		return prepared{}, false, &decodeError{err}
 	}
 	return w, false, nil
