@@ -26,7 +26,16 @@ func bump(cur *store.Target) (*store.Target, error) {
 // BenchmarkUpdateParallel measures group commit: concurrent Updates, each goroutine on its own
 // key, fsync on. With 2 CPUs, SetParallelism(32) gives 64 writers, one full batch.
 func BenchmarkUpdateParallel(b *testing.B) {
-	for _, par := range []int{1, 8, 32} {
+	benchWriters(b, []int{1, 8, 32}, func(s *boltstore.Store, k store.Key) error {
+		_, err := s.Update(b.Context(), k, bump)
+		return err
+	})
+}
+
+// benchWriters runs a sub-benchmark for each parallelism of pars, in which writers, each on its
+// own key of a new store, call write.
+func benchWriters(b *testing.B, pars []int, write func(s *boltstore.Store, k store.Key) error) {
+	for _, par := range pars {
 		b.Run(fmt.Sprintf("writers=%dxGOMAXPROCS", par), func(b *testing.B) {
 			s, err := boltstore.Open(filepath.Join(b.TempDir(), "bench.db"), boltstore.Options{})
 			if err != nil {
@@ -39,7 +48,7 @@ func BenchmarkUpdateParallel(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				k := store.Key{Cluster: "bench", Namespace: "ns", Name: fmt.Sprintf("t%d", next.Add(1))}
 				for pb.Next() {
-					if _, err := s.Update(b.Context(), k, bump); err != nil {
+					if err := write(s, k); err != nil {
 						b.Error(err)
 						return
 					}
@@ -54,36 +63,17 @@ func BenchmarkUpdateParallel(b *testing.B) {
 // writers as the server's spec cache shares it, and a state that changes.
 func BenchmarkApplySameSpec(b *testing.B) {
 	spec := benchSpec()
-	for _, par := range []int{1, 32} {
-		b.Run(fmt.Sprintf("writers=%dxGOMAXPROCS", par), func(b *testing.B) {
-			s, err := boltstore.Open(filepath.Join(b.TempDir(), "bench.db"), boltstore.Options{})
-			if err != nil {
-				b.Fatal(err)
+	benchWriters(b, []int{1, 32}, func(s *boltstore.Store, k store.Key) error {
+		return s.Apply(b.Context(), k, func(cur *store.Target) (*store.Target, error) {
+			n := &store.Target{Spec: *spec, LastSeen: time.Unix(1, 0)}
+			if cur != nil {
+				n.State, n.LastSeen = cur.State, cur.LastSeen.Add(time.Second)
 			}
-			b.Cleanup(func() { _ = s.Close() })
-			var next atomic.Int64
-			b.SetParallelism(par)
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				k := store.Key{Cluster: "bench", Namespace: "ns", Name: fmt.Sprintf("t%d", next.Add(1))}
-				for pb.Next() {
-					err := s.Apply(b.Context(), k, func(cur *store.Target) (*store.Target, error) {
-						n := &store.Target{Spec: *spec, LastSeen: time.Unix(1, 0)}
-						if cur != nil {
-							n.State, n.LastSeen = cur.State, cur.LastSeen.Add(time.Second)
-						}
-						n.State.History.Recommendations = append(slices.Clone(n.State.History.Recommendations),
-							recommender.Recommendation{Time: n.LastSeen, Replicas: 3})[max(0, len(n.State.History.Recommendations)-29):]
-						return n, nil
-					})
-					if err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			})
+			n.State.History.Recommendations = append(slices.Clone(n.State.History.Recommendations),
+				recommender.Recommendation{Time: n.LastSeen, Replicas: 3})[max(0, len(n.State.History.Recommendations)-29):]
+			return n, nil
 		})
-	}
+	})
 }
 
 // benchSpec is a spec as an HPA with a few metrics and a behavior has it.
