@@ -658,11 +658,12 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, 
 	}
 	k := codec.EncodeKey(key)
 	var (
-		base    *store.Target // the record started from (nil: none), frozen
-		baseRev int64         // its revision; 0: none
+		base     *store.Target // the record started from (nil: none), frozen
+		baseRev  int64         // its revision; 0: none
+		baseSpec []byte        // its spec's encoding (nil: unknown), frozen
 	)
 	if h, ok := s.hints.get(k); ok {
-		base, baseRev = h.t, h.rev
+		base, baseRev, baseSpec = h.t, h.rev, h.spec
 	} else {
 		err := s.read(k, func(v []byte) error {
 			if v == nil {
@@ -679,7 +680,7 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, 
 			return nil, fmt.Errorf("update %s: %w", key, translate(err))
 		}
 	}
-	w, done, err := apply(key, base, fn, shared)
+	w, done, err := apply(key, base, baseSpec, fn, shared)
 	if err != nil || done {
 		// fn failed or wrote nothing: that is the outcome at the moment of the read.
 		return base, err
@@ -708,7 +709,7 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, 
 			}
 			var done bool
 			var err error
-			next, done, err = apply(key, cur, fn, shared)
+			next, done, err = apply(key, cur, nil, fn, shared)
 			switch {
 			case errors.As(err, new(*decodeError)):
 				return err
@@ -729,7 +730,7 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, 
 		tx.put(k, out, rev)
 		stored := *next.frozen // a new entry: a published one is never modified
 		stored.Revision = rev
-		s.hints.put(k, rev, &stored)
+		s.hints.put(k, rev, &stored, next.spec)
 		result = &stored
 		return nil
 	})
@@ -749,15 +750,18 @@ func (e *decodeError) Error() string { return e.err.Error() }
 func (e *decodeError) Unwrap() error { return e.err }
 
 // prepared is fn's result ready to write: its encoding without a revision, and its decoded
-// form (what decoding that encoding would give) for the cache.
+// form (what decoding that encoding would give) and its spec's encoding for the cache.
 type prepared struct {
 	enc    codec.Unrevised
 	frozen *store.Target
+	spec   []byte
 }
 
 // apply runs fn on a private copy of base (nil: absent), or on base itself when shared, and
 // prepares its result for writing. done is true when fn returned nil: nothing to write.
-func apply(key store.Key, base *store.Target, fn store.UpdateFunc, shared bool) (w prepared, done bool, err error) {
+// baseSpec is the encoding of base's spec as its cache entry keeps it (nil: unknown); when fn's
+// result has the same spec, its encoding and base's decoded spec are reused.
+func apply(key store.Key, base *store.Target, baseSpec []byte, fn store.UpdateFunc, shared bool) (w prepared, done bool, err error) {
 	cur := base
 	if base != nil && !shared {
 		if cur, err = codec.Normalize(base); err != nil {
@@ -773,7 +777,7 @@ func apply(key store.Key, base *store.Target, fn store.UpdateFunc, shared bool) 
 	}
 	withKey := *next
 	withKey.Key = key
-	if w.enc, w.frozen, err = codec.MarshalNormalized(&withKey); err != nil {
+	if w.enc, w.frozen, w.spec, err = codec.MarshalNormalizedAfter(&withKey, base, baseSpec); err != nil {
 		return prepared{}, false, &decodeError{err}
 	}
 	return w, false, nil
@@ -944,7 +948,8 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Check runs bbolt's consistency check of the whole file and returns the first problem found.
 // It also checks that every cached record that claims the stored revision encodes to exactly the
-// stored bytes (a cached record modified by a caller would not).
+// stored bytes (a cached record modified by a caller would not), and so does the record written
+// with the spec encoding the entry keeps, which the next update of the key reuses.
 func (s *Store) Check() error {
 	// bbolt's check reads the free-page list, which a concurrent write transaction changes:
 	// hold off checkpoints, the file's only writer.
@@ -968,6 +973,18 @@ func (s *Store) Check() error {
 				if first == nil {
 					first = fmt.Errorf("cached record of %s (revision %d) differs from the stored one (%v): something modified it", h.t.Key, h.rev, err)
 				}
+				continue
+			}
+			if h.spec == nil {
+				continue
+			}
+			// h.t.Spec encodes as itself: this writes h.spec in its place.
+			u, _, _, err := codec.MarshalNormalizedAfter(h.t, h.t, h.spec)
+			if err == nil {
+				enc, err = u.Revise(h.rev)
+			}
+			if (err != nil || !bytes.Equal(enc, v)) && first == nil {
+				first = fmt.Errorf("cached spec encoding of %s (revision %d) differs from the stored one (%v)", h.t.Key, h.rev, err)
 			}
 		}
 		return nil

@@ -16,17 +16,20 @@ import (
 // process writes the file (bbolt locks it), so entries go stale only by our own writes.
 //
 // Entries are shared and frozen: nothing modifies a target once it is put, and nothing hands
-// one out without copying it (codec.Normalize).
+// one out without copying it (codec.Normalize). An entry's Spec may be the very one of the entry
+// it replaced, and its spec encoding the same slice (codec.MarshalNormalizedAfter).
 type hints struct {
 	mu  sync.Mutex
 	max int // <= 0: disabled
 	m   map[string]hint
 }
 
-// hint is a record as stored under its key: its revision and its decoded form.
+// hint is a record as stored under its key: its revision, its decoded form, and the bytes it
+// holds as its spec (nil: none to reuse), which the next update reuses when its spec is the same.
 type hint struct {
-	rev int64
-	t   *store.Target
+	rev  int64
+	t    *store.Target
+	spec []byte
 }
 
 func newHints(max int) *hints {
@@ -49,7 +52,7 @@ func (h *hints) get(k []byte) (hint, bool) {
 
 // put sets k's entry; when the cache is full it first evicts an arbitrary other entry (Go's map
 // iteration order is random, so this is random replacement).
-func (h *hints) put(k []byte, rev int64, t *store.Target) {
+func (h *hints) put(k []byte, rev int64, t *store.Target, spec []byte) {
 	if h.max <= 0 {
 		return
 	}
@@ -60,7 +63,7 @@ func (h *hints) put(k []byte, rev int64, t *store.Target) {
 			break
 		}
 	}
-	h.m[string(k)] = hint{rev: rev, t: t}
+	h.m[string(k)] = hint{rev: rev, t: t, spec: spec}
 	h.mu.Unlock()
 }
 

@@ -55,7 +55,7 @@ func TestStaleHintIsNotTrusted(t *testing.T) {
 			if bogus.t == nil {
 				s.hints.drop(ek)
 			} else {
-				s.hints.put(ek, bogus.rev, bogus.t)
+				s.hints.put(ek, bogus.rev, bogus.t, nil)
 			}
 			got, err := s.Update(ctx, k, bump)
 			if err != nil {
@@ -73,7 +73,7 @@ func TestStaleHintIsNotTrusted(t *testing.T) {
 	if err := s.checkpoint(); err != nil {
 		t.Fatal(err)
 	}
-	s.hints.put(ek, stored.Revision, stored)
+	s.hints.put(ek, stored.Revision, stored, nil)
 	if err := s.db.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bucketTargets).Delete(ek) }); err != nil {
 		t.Fatal(err)
 	}

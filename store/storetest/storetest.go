@@ -644,6 +644,11 @@ func ptr[T any](v T) *T { return &v }
 
 func qty(s string) *resource.Quantity { q := resource.MustParse(s); return &q }
 
+// FullSpec returns the spec of the suite's full target, a new one each call: every pointer set,
+// every kind of metric source, label selectors, both directions of behavior with policies. Tests
+// of a backend's own handling of specs start from it.
+func FullSpec() recommender.Spec { return fullTarget(store.Key{}).Spec }
+
 // fullTarget returns a target with every field set to a non-zero value.
 func fullTarget(k store.Key) *store.Target {
 	sel := func() *recommender.LabelSelector {

@@ -157,7 +157,7 @@ func (d *fastDecoder) finish() bool {
 	if len(d.qtys) > 0 {
 		qs := make([]resource.Quantity, len(d.qtys))
 		for i, f := range d.qtys {
-			q, err := resource.ParseQuantity(text[f.s.off:f.s.end])
+			q, err := parseQty(text[f.s.off:f.s.end])
 			if err != nil {
 				return false
 			}

@@ -33,23 +33,25 @@ var buffers = sync.Pool{New: func() any { return new([]byte) }}
 // encodeRecord returns the JSON encoding of r in a slice of its own.
 func encodeRecord(r *recordV1) ([]byte, error) {
 	var out []byte
-	err := withEncoding(r, func(b []byte) { out = bytes.Clone(b) })
+	err := withEncoding(r, nil, func(b, _ []byte) { out = bytes.Clone(b) })
 	return out, err
 }
 
-// withEncoding calls use with the JSON encoding of r, in a pooled buffer that is only valid
-// during the call.
-func withEncoding(r *recordV1, use func([]byte)) error {
+// withEncoding calls use with the JSON encoding of r and the part of it that is the value of
+// its spec member, in a pooled buffer that is only valid during the call. spec, when not nil,
+// is written verbatim as that value instead of r.Spec's encoding (MarshalNormalizedAfter).
+func withEncoding(r *recordV1, spec []byte, use func(record, spec []byte)) error {
 	buf := buffers.Get().(*[]byte)
 	defer buffers.Put(buf)
-	b, err := appendRecord((*buf)[:0], r)
-	if err != nil {
-		return err
+	e := encoder{b: (*buf)[:0], specJSON: spec}
+	e.record(r)
+	if e.err != nil {
+		return e.err
 	}
-	if cap(b) <= maxPooledBuffer {
-		*buf = b
+	if cap(e.b) <= maxPooledBuffer {
+		*buf = e.b
 	}
-	use(b)
+	use(e.b, e.b[e.specAt:e.specEnd])
 	return nil
 }
 
@@ -68,6 +70,10 @@ func appendRecord(b []byte, r *recordV1) ([]byte, error) {
 type encoder struct {
 	b   []byte
 	err error
+	// specJSON, when not nil, is written as the spec member's value in place of encoding it.
+	specJSON []byte
+	// specAt and specEnd are where record wrote the spec member's value in b.
+	specAt, specEnd int
 }
 
 // name appends a member name, after a comma unless it opens its object: no value ends in '{'.
@@ -202,7 +208,13 @@ func (e *encoder) record(r *recordV1) {
 	e.name("key")
 	e.key(&r.Key)
 	e.name("spec")
-	e.spec(&r.Spec)
+	e.specAt = len(e.b)
+	if e.specJSON != nil {
+		e.b = append(e.b, e.specJSON...)
+	} else {
+		e.spec(&r.Spec)
+	}
+	e.specEnd = len(e.b)
 	e.name("state")
 	e.state(&r.State)
 	list(e, "pending", r.Pending, (*encoder).pending)

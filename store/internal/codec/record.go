@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"maps"
@@ -279,19 +280,45 @@ func Marshal(t *store.Target, rev int64) ([]byte, error) {
 // MarshalNormalized is Marshal(t, 0), ready for a revision (Unrevised), and Normalize(t) at
 // once, for a store that writes a record and keeps it decoded: the conversion to the record
 // format, a good part of both, is done once.
-func MarshalNormalized(t *store.Target) (Unrevised, *store.Target, error) {
-	r := encRecord(t, 0)
-	var u Unrevised
-	err := withEncoding(&r, func(b []byte) { u = unrevised(b) }) // only reads r
-	if err != nil {
-		return Unrevised{}, nil, fmt.Errorf("encode target %s: %w", t.Key, err)
+//
+// It also returns spec, the bytes the record holds as the value of its spec member, in a slice
+// of its own, for MarshalNormalizedAfter to reuse with the normalized target's Spec; nil when
+// they cannot be reused: when a quantity of the spec decoded to one whose String() is not the
+// text it was written as, encoding the normalized spec would not give these bytes. (A decimal
+// value with Format BinarySI, such as "62.5Ki" parsed, is written "64000", which reads back as
+// "64k".)
+func MarshalNormalized(t *store.Target) (u Unrevised, n *store.Target, spec []byte, err error) {
+	return marshalNormalized(t, nil, nil)
+}
+
+// marshalNormalized is MarshalNormalized with prev and prevJSON nil; with both set, it writes
+// prevJSON as the spec's encoding and takes *prev as the normalized spec, which the caller
+// found to stand for t's (MarshalNormalizedAfter).
+func marshalNormalized(t *store.Target, prev *recommender.Spec, prevJSON []byte) (Unrevised, *store.Target, []byte, error) {
+	r := encRecordWithoutSpec(t, 0)
+	if prev == nil {
+		r.Spec = encSpec(&t.Spec)
 	}
-	n, err := decRecord(&r) // takes over r's slices and maps, which nothing else holds
+	var u Unrevised
+	spec := prevJSON
+	err := withEncoding(&r, prevJSON, func(b, s []byte) { // only reads r
+		u = unrevised(b)
+		if prev == nil {
+			spec = bytes.Clone(s) // s is in a pooled buffer
+		}
+	})
 	if err != nil {
-		return Unrevised{}, nil, err
+		return Unrevised{}, nil, nil, fmt.Errorf("encode target %s: %w", t.Key, err)
+	}
+	n, exact, err := decRecordSpec(&r, prev) // takes over r's slices and maps, which nothing else holds
+	if err != nil {
+		return Unrevised{}, nil, nil, err
+	}
+	if !exact {
+		spec = nil
 	}
 	n.Revision = t.Revision
-	return u, n, nil
+	return u, n, spec, nil
 }
 
 // Unmarshal decodes a record written by Marshal and returns it with the revision it carries.
@@ -345,11 +372,18 @@ func Normalize(t *store.Target) (*store.Target, error) {
 // encRecord converts t to the record format. The result shares nothing with t: Normalize
 // decodes it straight back.
 func encRecord(t *store.Target, rev int64) recordV1 {
+	r := encRecordWithoutSpec(t, rev)
+	r.Spec = encSpec(&t.Spec)
+	return r
+}
+
+// encRecordWithoutSpec is encRecord but for the spec, left zero: MarshalNormalizedAfter
+// reuses the previous record's.
+func encRecordWithoutSpec(t *store.Target, rev int64) recordV1 {
 	r := recordV1{
 		V:        RecordVersion,
 		Revision: rev,
 		Key:      keyV1{Cluster: t.Key.Cluster, Namespace: t.Key.Namespace, Name: t.Key.Name},
-		Spec:     encSpec(&t.Spec),
 		State:    encState(&t.State),
 		Reported: cloneSlice(t.Reported),
 		LastSeen: utc(t.LastSeen),
@@ -370,6 +404,15 @@ func encRecord(t *store.Target, rev int64) recordV1 {
 // decision's conditions of a record with conditionsAsState, a copy of the state's that callers
 // may change apart from them.
 func decRecord(r *recordV1) (*store.Target, error) {
+	t, _, err := decRecordSpec(r, nil)
+	return t, err
+}
+
+// decRecordSpec is decRecord, but for a spec (when not nil) that stands for r's, which it does
+// not read: the target's Spec is *spec, sharing its pointers, slices and maps. exact reports
+// whether the quantities of r's spec decoded to ones whose String() is the text they were
+// written as (always, with spec).
+func decRecordSpec(r *recordV1, spec *recommender.Spec) (t *store.Target, exact bool, err error) {
 	key := store.Key{Cluster: r.Key.Cluster, Namespace: r.Key.Namespace, Name: r.Key.Name}
 	if ld := r.LastDecision; ld != nil && ld.ConditionsAsState {
 		var err error
@@ -380,18 +423,19 @@ func decRecord(r *recordV1) (*store.Target, error) {
 			err = errors.New("lastDecision has both conditions and conditionsAsState")
 		}
 		if err != nil {
-			return nil, fmt.Errorf("decode target %s: %w", key, err)
+			return nil, false, fmt.Errorf("decode target %s: %w", key, err)
 		}
 	}
 	d := decoder{}
-	t := &store.Target{
-		Key:      key,
-		Spec:     d.spec(&r.Spec),
-		State:    d.state(&r.State),
-		Reported: r.Reported,
-		LastSeen: r.LastSeen,
-		Revision: r.Revision,
+	t = &store.Target{Key: key}
+	if spec != nil {
+		t.Spec = *spec
+	} else {
+		t.Spec = d.spec(&r.Spec)
 	}
+	exact = !d.rewritten
+	t.State = d.state(&r.State)
+	t.Reported, t.LastSeen, t.Revision = r.Reported, r.LastSeen, r.Revision
 	for _, p := range r.Pending {
 		t.Pending = append(t.Pending, store.PendingDecision{
 			RecommendationID: p.RecommendationID, Time: p.Time,
@@ -405,9 +449,9 @@ func decRecord(r *recordV1) (*store.Target, error) {
 		}
 	}
 	if d.err != nil {
-		return nil, fmt.Errorf("decode target %s: %w", t.Key, d.err)
+		return nil, false, fmt.Errorf("decode target %s: %w", t.Key, d.err)
 	}
-	return t, nil
+	return t, exact, nil
 }
 
 // LastSeen decodes only the version and LastSeen of a record, for TTL collection.
@@ -448,8 +492,26 @@ func encQty(q *resource.Quantity) *string {
 	if q == nil {
 		return nil
 	}
-	s := q.String()
+	s := qtyText(q)
 	return &s
+}
+
+// qtyText is q.String(), the text a record holds, read from a copy: String caches the text in
+// its receiver when it has none, a data race on a quantity that other goroutines read too (the
+// server shares the specs it converted between requests, a store its cached records).
+func qtyText(q *resource.Quantity) string {
+	c := *q
+	return c.String()
+}
+
+// parseQty is resource.ParseQuantity with the quantity's String() cached in it, so that reading
+// its text later never writes: decoded quantities end up in records that a store shares.
+func parseQty(s string) (resource.Quantity, error) {
+	q, err := resource.ParseQuantity(s)
+	if err == nil {
+		_ = q.String()
+	}
+	return q, err
 }
 
 func encRef(r recommender.ObjectReference) objRefV1 {
@@ -622,15 +684,23 @@ func encDecision(ld *store.LastDecision, stateConds []conditionV1) *lastDecV1 {
 }
 
 // decoder keeps the first quantity parse error so the conversion code stays linear.
-type decoder struct{ err error }
+type decoder struct {
+	err error
+	// rewritten is set once a quantity's String() is not the text it was parsed from: encoding
+	// the decoded quantity would not give the record's text back.
+	rewritten bool
+}
 
 func (d *decoder) qty(s *string) *resource.Quantity {
 	if s == nil {
 		return nil
 	}
-	q, err := resource.ParseQuantity(*s)
+	q, err := parseQty(*s)
 	if err != nil && d.err == nil {
 		d.err = fmt.Errorf("quantity %q: %w", *s, err)
+	}
+	if err == nil && q.String() != *s { // only reads: parseQty cached it
+		d.rewritten = true
 	}
 	return &q
 }

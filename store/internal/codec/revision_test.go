@@ -21,7 +21,7 @@ func TestReviseEqualsMarshal(t *testing.T) {
 	}
 	for _, tgt := range targets {
 		for _, rev := range []int64{1, 9, 10, 123456789, 1<<62 + 3, math.MaxInt64} {
-			u, _, err := MarshalNormalized(tgt)
+			u, _, _, err := MarshalNormalized(tgt)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -146,7 +146,7 @@ func TestConditionsAsState(t *testing.T) {
 				t.Errorf("state's conditions (-in +decoded):\n%s", d)
 			}
 
-			u, norm, err := MarshalNormalized(in)
+			u, norm, _, err := MarshalNormalized(in)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -207,7 +207,7 @@ func TestConditionsApart(t *testing.T) {
 			return tgt
 		},
 		"MarshalNormalized": func() *store.Target {
-			_, tgt, err := MarshalNormalized(benchTarget())
+			_, tgt, _, err := MarshalNormalized(benchTarget())
 			if err != nil {
 				t.Fatal(err)
 			}
