@@ -28,6 +28,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.DiskProbe, "disk-probe", c.DiskProbe, "with --store-file, first measure write+fdatasync latency in its directory for this long (0: off)")
 	fs.IntVar(&c.Hostile, "hostile", c.Hostile, "callers sending malformed, huge, oversized, abandoned and slow calls alongside each service run")
 	fs.DurationVar(&c.CallTimeout, "call-timeout", c.CallTimeout, "deadline of each call")
+	fs.BoolVar(&c.SharedSpec, "shared-spec", c.SharedSpec, "every target sends one and the same spec (the tool's payload before 2026-11-25), instead of a spec naming its own Deployment")
 	fs.Float64Var(&c.LoadSwing, "load-swing", c.LoadSwing, "amplitude of each target's CPU demand cycle (0.4: ±40%); 0 makes no decision scale, so every Recommend is one write whatever --targets")
 }
 

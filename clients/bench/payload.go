@@ -47,6 +47,9 @@ type Workload struct {
 	startTime          *timestamppb.Timestamp
 	window             *durationpb.Duration
 	swing              float64
+	// sharedSpec: every target sends spec as it is, scaleTargetRef "web" included, instead of
+	// its own (see SetSharedSpec).
+	sharedSpec bool
 	// wire holds the encodings AppendRequest copies into every request.
 	wire wireParts
 }
@@ -80,6 +83,13 @@ func NewWorkload(cluster, namespace string, n int) *Workload {
 // utilization, so no decision scales: every Recommend is exactly one write, whatever the number
 // of targets and however often each is called. Call it before the first Request.
 func (w *Workload) SetLoadSwing(swing float64) { w.swing = swing }
+
+// SetSharedSpec makes every target send one and the same spec (its scaleTargetRef names a
+// Deployment "web"), as this tool did until 2026-11-25, instead of a spec of its own whose
+// scaleTargetRef names the target's own Deployment, bench-<i>, as an HPA's does. The specs are
+// otherwise alike; the difference is what the server's caches of specs see: one spec, or as many
+// as there are targets. Call it before the first Request.
+func (w *Workload) SetSharedSpec(shared bool) { w.sharedSpec = shared }
 
 // Targets is the number of targets.
 func (w *Workload) Targets() int { return len(w.targets) }
@@ -116,6 +126,16 @@ func benchSpec() *pb.HorizontalPodAutoscalerSpec {
 	}
 }
 
+// specOf is target i's spec: the shared one, or a copy naming its own Deployment.
+func (w *Workload) specOf(i int) *pb.HorizontalPodAutoscalerSpec {
+	if w.sharedSpec {
+		return w.spec
+	}
+	s := proto.CloneOf(w.spec)
+	s.ScaleTargetRef.Name = targetPrefix + strconv.Itoa(i)
+	return s
+}
+
 // Ref returns target i's reference.
 func (w *Workload) Ref(i int) *pb.TargetRef {
 	return &pb.TargetRef{Cluster: w.cluster, Namespace: w.namespace, Name: targetPrefix + strconv.Itoa(i)}
@@ -143,7 +163,7 @@ func (w *Workload) requestWithPods(i int, replicas int32, now time.Time) *pb.Rec
 	}
 	return &pb.RecommendRequest{
 		Target:          w.Ref(i),
-		Spec:            w.spec,
+		Spec:            w.specOf(i),
 		CurrentReplicas: replicas,
 		Pods:            pods,
 		Metrics: []*pb.MetricObservation{

@@ -142,8 +142,12 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // WriteTable writes the summary as an aligned text table (Markdown-compatible).
 func (r *Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.Debug)
-	fmt.Fprintf(w, "targets %d, %d conn(s), warm-up %s, %s per run, %d repeat(s) (medians); load average %s -> %s\n",
-		r.Config.Targets, r.Config.Conns, r.Config.Warmup, r.Config.Duration, r.Config.Repeat, r.LoadAvg, r.LoadAvgAt)
+	specs := "a spec per target"
+	if r.Config.SharedSpec {
+		specs = "one spec shared by all"
+	}
+	fmt.Fprintf(w, "targets %d (%s), %d conn(s), warm-up %s, %s per run, %d repeat(s) (medians); load average %s -> %s\n",
+		r.Config.Targets, specs, r.Config.Conns, r.Config.Warmup, r.Config.Duration, r.Config.Repeat, r.LoadAvg, r.LoadAvgAt)
 	if p := r.Populated; p != nil {
 		fmt.Fprintf(w, "populate: %d targets in %s (%d errors)", p.Targets, p.Elapsed.Round(time.Millisecond), p.Errors)
 		if p.RSSEnd > 0 {

@@ -65,6 +65,9 @@ type Config struct {
 	// LoadSwing is the amplitude of each target's CPU demand cycle (default 0.4, ±40 %); 0
 	// makes no decision scale (see Workload.SetLoadSwing).
 	LoadSwing float64
+	// SharedSpec makes every target send the same spec (see Workload.SetSharedSpec); by
+	// default each sends its own, as HPAs do.
+	SharedSpec bool
 	// Progress receives a line per run (nil: silent).
 	Progress io.Writer
 }
@@ -176,6 +179,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	wl := NewWorkload(cfg.Cluster, cfg.Namespace, cfg.Targets)
 	wl.SetLoadSwing(cfg.LoadSwing)
+	wl.SetSharedSpec(cfg.SharedSpec)
 
 	type target struct {
 		name    string

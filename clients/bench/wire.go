@@ -21,8 +21,12 @@ import (
 // wireParts are the encodings of what all the requests of a workload share. They are
 // marshalled once from the messages requestWithPods uses, so the two encodings cannot drift.
 type wireParts struct {
-	// spec is RecommendRequest's spec field: tag, length and message.
+	// spec is RecommendRequest's spec field, tag, length and message, as every target sends it
+	// with SetSharedSpec.
 	spec []byte
+	// specRef is the spec's scaleTargetRef's fields before its name (field 3), and specTail
+	// the spec's fields after its scaleTargetRef (field 1): what the specs of all targets share.
+	specRef, specTail []byte
 	// podTail is a PodState's fields after its name (field 1).
 	podTail []byte
 	// window is PodMetricValue's window field (4), the last.
@@ -30,10 +34,16 @@ type wireParts struct {
 }
 
 func newWireParts(w *Workload) wireParts {
+	ref := proto.CloneOf(w.spec.ScaleTargetRef)
+	ref.Name = ""
+	rest := proto.CloneOf(w.spec)
+	rest.ScaleTargetRef = nil
 	return wireParts{
-		spec:    mustMarshal("spec", &pb.RecommendRequest{Spec: w.spec}),
-		podTail: mustMarshal("pod", w.pod("", proto.Bool(true))),
-		window:  mustMarshal("sample window", &pb.PodMetricValue{Window: w.window}),
+		spec:     mustMarshal("spec", &pb.RecommendRequest{Spec: w.spec}),
+		specRef:  mustMarshal("scaleTargetRef", ref),
+		specTail: mustMarshal("spec", rest),
+		podTail:  mustMarshal("pod", w.pod("", proto.Bool(true))),
+		window:   mustMarshal("sample window", &pb.PodMetricValue{Window: w.window}),
 	}
 }
 
@@ -57,7 +67,7 @@ func (w *Workload) AppendRequest(b []byte, i int, now time.Time) []byte {
 func (w *Workload) appendRequestWithPods(b []byte, i int, replicas int32, now time.Time) []byte {
 	c := w.nextCall(i, replicas, now)
 	b = w.appendRef(b, 1, i)
-	b = append(b, w.wire.spec...)
+	b = w.appendSpec(b, 2, i)
 	if replicas != 0 {
 		b = protowire.AppendTag(b, 3, protowire.VarintType)
 		b = protowire.AppendVarint(b, uint64(replicas))
@@ -87,6 +97,23 @@ func (w *Workload) appendRef(b []byte, num protowire.Number, i int) []byte {
 	b = append(b, targetPrefix...)
 	b = strconv.AppendInt(b, int64(i), 10)
 	b = closeField(b, name)
+	return closeField(b, start)
+}
+
+// appendSpec appends target i's spec (specOf) as message field num.
+func (w *Workload) appendSpec(b []byte, num protowire.Number, i int) []byte {
+	if w.sharedSpec {
+		return append(b, w.wire.spec...)
+	}
+	b, start := openField(b, num)
+	b, ref := openField(b, 1)
+	b = append(b, w.wire.specRef...)
+	b, name := openField(b, 3)
+	b = append(b, targetPrefix...)
+	b = strconv.AppendInt(b, int64(i), 10)
+	b = closeField(b, name)
+	b = closeField(b, ref)
+	b = append(b, w.wire.specTail...)
 	return closeField(b, start)
 }
 
