@@ -14,22 +14,20 @@ import (
 	"github.com/hpa-recommender/hpa-recommender/store"
 )
 
-// maxCachedSpecs bounds the spec cache; when full it starts over. A fleet sends far fewer
-// distinct specs than targets (one per HPA at most, and they change rarely), and an entry is
-// about a kilobyte.
+// maxCachedSpecs bounds the cache of specs the codec does not share; when full, an entry is
+// dropped at random. An entry is a few kilobytes.
 const maxCachedSpecs = 4096
 
-// specCache remembers the conversion and validation of the specs seen recently, keyed by
-// their deterministic wire encoding: every Recommend carries its target's full spec, and
-// converting and validating one (quantities, label selectors, policies) costs more than
-// encoding it. Equal encodings are equal specs, so a hit returns exactly what converting would.
-// Specs the server's codec decoded and shares (wirecodec.Interned) are also found by address,
-// which skips the encoding. The zero value is ready to use.
+// specCache remembers the conversion and validation of the specs seen recently: every
+// Recommend carries its target's full spec, and converting and validating one (quantities,
+// label selectors, policies) costs more than encoding it. A spec the server's codec decoded and
+// shares (wirecodec.Interned) keeps its conversion attached to the message (wirecodec.Attach),
+// found by address, for as long as the codec keeps the message. Any other spec is found by its
+// deterministic wire encoding. Equal encodings are equal specs, so a hit returns exactly what
+// converting would. The zero value is ready to use.
 type specCache struct {
 	mu sync.RWMutex
-	m  map[string]*specEntry
-	// byMsg holds the entries of shared specs by address, bounded as m is.
-	byMsg map[*pb.HorizontalPodAutoscalerSpec]*specEntry
+	m  map[string]*specEntry // specs the codec does not share, by their encoding
 }
 
 // specEntry is one converted spec. Everything in it is shared and must not be modified:
@@ -57,10 +55,14 @@ func convertSpec(s *pb.HorizontalPodAutoscalerSpec) *specEntry {
 }
 
 func (c *specCache) get(s *pb.HorizontalPodAutoscalerSpec) *specEntry {
-	c.mu.RLock()
-	e := c.byMsg[s]
-	c.mu.RUnlock()
-	if e != nil {
+	if v, shared := wirecodec.Attachment(s); shared {
+		if e, ok := v.(*specEntry); ok {
+			return e
+		}
+		// The codec's spec, met for the first time (or by two calls at once: both convert it,
+		// to the same entry).
+		e := convertSpec(s)
+		wirecodec.Attach(s, e)
 		return e
 	}
 	b, err := deterministic.Marshal(s)
@@ -68,28 +70,23 @@ func (c *specCache) get(s *pb.HorizontalPodAutoscalerSpec) *specEntry {
 		return convertSpec(s)
 	}
 	c.mu.RLock()
-	e = c.m[string(b)]
+	e := c.m[string(b)]
 	c.mu.RUnlock()
-	hit, shared := e != nil, wirecodec.Interned(s)
-	if hit && !shared {
-		return e // nothing to add: every call of a spec the codec does not share comes here
+	if e != nil {
+		return e
 	}
-	if !hit {
-		e = convertSpec(s)
-	}
+	e = convertSpec(s)
 	c.mu.Lock()
-	if !hit {
-		if c.m == nil || len(c.m) >= maxCachedSpecs {
-			c.m = make(map[string]*specEntry)
-		}
-		c.m[string(b)] = e
+	if c.m == nil {
+		c.m = make(map[string]*specEntry)
 	}
-	if shared {
-		if c.byMsg == nil || len(c.byMsg) >= maxCachedSpecs {
-			c.byMsg = make(map[*pb.HorizontalPodAutoscalerSpec]*specEntry)
+	for victim := range c.m { // Go's map iteration starts at a random place
+		if len(c.m) < maxCachedSpecs {
+			break
 		}
-		c.byMsg[s] = e
+		delete(c.m, victim)
 	}
+	c.m[string(b)] = e
 	c.mu.Unlock()
 	return e
 }

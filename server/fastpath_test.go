@@ -112,6 +112,45 @@ func TestSpecCacheByAddressOnlyForCodecSpecs(t *testing.T) {
 	}
 }
 
+// TestSpecConvertedOncePerCodecSpec: requests the codec decoded from the same spec bytes share
+// one spec message, and the server converts it once: every later request gets the very entry
+// attached to the message. A spec the codec no longer shares is converted again (to an equal
+// entry), not found by an address it no longer vouches for.
+func TestSpecConvertedOncePerCodecSpec(t *testing.T) {
+	s := &Server{cfg: DefaultConfig()}
+	req := &pb.RecommendRequest{Target: &pb.TargetRef{Namespace: "ns", Name: "web"}, Spec: &pb.HorizontalPodAutoscalerSpec{
+		ScaleTargetRef: &pb.CrossVersionObjectReference{Kind: "Deployment", Name: "converted-once", ApiVersion: "apps/v1"},
+		MaxReplicas:    17,
+	}}
+	b, err := proto.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decode := func() *pb.HorizontalPodAutoscalerSpec {
+		m := new(pb.RecommendRequest)
+		if err := (wirecodec.Codec{}).Unmarshal(mem.BufferSlice{mem.SliceBuffer(b)}, m); err != nil {
+			t.Fatal(err)
+		}
+		return m.Spec
+	}
+	first := decode()
+	e := s.specs.get(first)
+	if v, shared := wirecodec.Attachment(first); !shared || v != e {
+		t.Fatalf("after the first call the codec's spec holds %v (shared %t), want the entry %p", v, shared, e)
+	}
+	for range 3 {
+		if got := s.specs.get(decode()); got != e {
+			t.Fatal("a request with the same spec bytes converted the spec again")
+		}
+	}
+	// A copy is not the codec's: found by its encoding, in an entry of its own.
+	c := proto.CloneOf(first)
+	ec := s.specs.get(c)
+	if ec == e || ec.spec.MaxReplicas != 17 || s.specs.get(c) != ec {
+		t.Fatal("a spec the codec does not share was not converted once and found by its encoding")
+	}
+}
+
 // scenarioRequests reads the first n SimulateRequests of the upstream scenarios (the test data
 // of package apiconv).
 func scenarioRequests(t testing.TB, n int) []json.RawMessage {

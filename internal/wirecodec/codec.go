@@ -7,10 +7,9 @@
 // decoder here allocates the request's messages of each kind in one slice, sizes maps, and
 // shares one string among equal short strings: a quarter of the allocations, and a fraction
 // of the time (BenchmarkDecodeRecommendRequest). Requests that send the same spec bytes get one
-// shared spec message (spec.go), which also lets the server find its converted spec by address
-// (Interned), and a container that repeats the one before it in a request is that message
-// again. A decoded request is therefore read-only: the server never modifies one. With Pooled
-// (the server's codec), a request's messages come from recycled slabs that the server hands
+// shared spec message (spec.go), to which the server attaches its converted spec (Attach), and
+// a container that repeats the one before it in a request is that message again. A decoded
+// request is therefore read-only: the server never modifies one. With Pooled (the server's codec), a request's messages come from recycled slabs that the server hands
 // back with Release when the call is over (pool.go). Its result is exactly proto.Unmarshal's: whenever it meets
 // anything outside what clients normally send (unknown fields, unexpected wire types,
 // malformed or invalid input) it starts over with proto.Unmarshal, so errors and unknown

@@ -476,23 +476,59 @@ func TestSpecsAreShared(t *testing.T) {
 	}
 }
 
-// TestSpecTableStartsOver: the table holds at most maxSpecs specs; past that it forgets the
-// ones it had (Interned turns false for them) and keeps sharing new ones.
-func TestSpecTableStartsOver(t *testing.T) {
+// TestSpecTableDropsAtRandom: the table holds at most maxSpecs specs; past that each new spec
+// takes the place of one it had (Interned turns false for it, and its attachment is gone), and
+// the new one is shared. It drops at random: over many specs, old ones are not all dropped
+// first.
+func TestSpecTableDropsAtRandom(t *testing.T) {
 	req := realisticRequest(t0)
-	decodeN := func(n int32) *pb.HorizontalPodAutoscalerSpec {
-		req.Spec.MinReplicas = proto.Int32(100000 + n)
+	decodeN := func(n int) *pb.HorizontalPodAutoscalerSpec {
+		req.Spec.MinReplicas = proto.Int32(int32(200000 + n))
 		return decodeRequest(t, mustMarshal(t, proto.MarshalOptions{}, req)).Spec
 	}
-	old := decodeN(0)
-	for i := range int32(maxSpecs) {
-		decodeN(i + 1)
+	const extra = 1000
+	got := make([]*pb.HorizontalPodAutoscalerSpec, maxSpecs+extra)
+	for i := range got {
+		got[i] = decodeN(i)
+		if !Attach(got[i], i) {
+			t.Fatalf("spec %d: Attach refused the spec just decoded", i)
+		}
 	}
-	if Interned(old) {
-		t.Fatal("the table kept a spec past maxSpecs others")
+	kept, keptOld := 0, 0
+	for i, s := range got {
+		v, shared := Attachment(s)
+		if shared != Interned(s) {
+			t.Fatalf("spec %d: Attachment says shared %t, Interned %t", i, shared, !shared)
+		}
+		if !shared {
+			if Attach(s, "late") {
+				t.Fatalf("spec %d: Attach took a dropped spec", i)
+			}
+			continue
+		}
+		if v != i {
+			t.Fatalf("spec %d: attachment %v, want %d", i, v, i)
+		}
+		kept++
+		if i < extra {
+			keptOld++
+		}
 	}
-	if last := decodeN(maxSpecs); !Interned(last) || decodeN(maxSpecs) != last {
-		t.Fatal("after starting over the table does not share")
+	// Other tests may have left specs in the table: it is full, and every spec decoded now is
+	// either kept or was dropped for a later one.
+	if kept > maxSpecs || kept < maxSpecs-extra {
+		t.Fatalf("the table holds %d of the last %d specs, want at most %d and at least %d", kept, len(got), maxSpecs, maxSpecs-extra)
+	}
+	if last := got[len(got)-1]; !Interned(last) || decodeN(len(got)-1) != last {
+		t.Fatal("the newest spec is not shared")
+	}
+	// Dropping the oldest first would have dropped every one of the first 1000: at random, each
+	// survives about maxSpecs/(maxSpecs+extra) of the drops, so hundreds do.
+	if keptOld == 0 {
+		t.Fatal("every one of the oldest specs was dropped: the table does not drop at random")
+	}
+	if s := specs.size; s > maxSpecBytes {
+		t.Fatalf("the table holds %d bytes of keys, over %d", s, maxSpecBytes)
 	}
 }
 

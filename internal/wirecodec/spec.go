@@ -11,15 +11,20 @@ import (
 // Every Recommend carries its target's whole spec, and a target's spec rarely changes, so the
 // decoder keeps the specs it decoded by their bytes and hands out the same message again for
 // the same bytes: equal bytes decode to equal messages, so the result is still exactly
-// proto.Unmarshal's. That saves decoding the spec, and lets the server key its own cache of
-// converted specs by the message (Interned) instead of re-encoding the spec to look it up.
+// proto.Unmarshal's. That saves decoding the spec, and lets the server keep what it derives
+// from a spec (its conversion and validation) with the message itself (Attach) instead of
+// re-encoding the spec to look it up.
 //
 // A message handed out this way is shared by every request that sent those bytes: nothing
 // may modify it. The server only reads requests; a spec field that occurs twice in one
 // request merges into a copy (decoder.spec).
+//
+// Every target of a fleet has a spec of its own (an HPA's scaleTargetRef names its own
+// workload), so the table holds up to maxSpecs of them and, when full, makes room by dropping
+// one at random: with more targets than that, a share of the specs stays found (maxSpecs per
+// number of specs in use) instead of the table emptying every time it fills.
 const (
-	// maxSpecs bounds the table's entries; when it is full, or holds maxSpecBytes of keys,
-	// it starts over. A fleet sends far fewer distinct specs than it has targets.
+	// maxSpecs bounds the table's entries, and maxSpecBytes the bytes of their keys.
 	maxSpecs     = 4096
 	maxSpecBytes = 4 << 20
 	// maxSpecSize is the largest spec kept: a typical one is a few hundred bytes, and a huge
@@ -27,14 +32,17 @@ const (
 	maxSpecSize = 16 << 10
 )
 
-// specTable maps the bytes of recently decoded specs to their messages, and those messages
-// back to nothing, so that Interned can tell a shared message from any other.
+// specTable maps the bytes of recently decoded specs to their messages, and those messages to
+// their entries, so that Attachment can tell a shared message from any other.
 type specTable struct {
 	mu      sync.RWMutex
 	byBytes map[string]*pb.HorizontalPodAutoscalerSpec
-	shared  map[*pb.HorizontalPodAutoscalerSpec]struct{}
+	shared  map[*pb.HorizontalPodAutoscalerSpec]*sharedSpec
 	size    int // bytes of the keys of byBytes
 }
+
+// sharedSpec is a shared message's entry: what the server attached to it.
+type sharedSpec struct{ attached any }
 
 var specs specTable
 
@@ -57,26 +65,57 @@ func (t *specTable) add(b []byte, s *pb.HorizontalPodAutoscalerSpec) *pb.Horizon
 	if prev := t.byBytes[string(b)]; prev != nil {
 		return prev
 	}
-	if t.byBytes == nil || len(t.byBytes) >= maxSpecs || t.size+len(b) > maxSpecBytes {
+	if t.byBytes == nil {
 		t.byBytes = make(map[string]*pb.HorizontalPodAutoscalerSpec)
-		t.shared = make(map[*pb.HorizontalPodAutoscalerSpec]struct{})
-		t.size = 0
+		t.shared = make(map[*pb.HorizontalPodAutoscalerSpec]*sharedSpec)
 	}
-	t.byBytes[string(b)] = s
-	t.shared[s] = struct{}{}
-	t.size += len(b)
+	// Go's map iteration starts at a random place: this drops random entries.
+	for victim, m := range t.byBytes {
+		if len(t.byBytes) < maxSpecs && t.size+len(b) <= maxSpecBytes {
+			break
+		}
+		delete(t.byBytes, victim)
+		delete(t.shared, m)
+		t.size -= len(victim)
+	}
+	key := string(b)
+	t.byBytes[key] = s
+	t.shared[s] = new(sharedSpec)
+	t.size += len(key)
 	return s
 }
 
 // Interned reports whether s is a spec the codec decoded and shares among requests with the
-// same spec bytes: such a message is never modified, so a cache may key on its address. Once
-// the table starts over it reports false for the messages it handed out before (which are
-// still never modified): the caller then compares contents instead.
+// same spec bytes: such a message is never modified. Once the table has dropped s it reports
+// false for it (s is still never modified).
 func Interned(s *pb.HorizontalPodAutoscalerSpec) bool {
+	_, shared := Attachment(s)
+	return shared
+}
+
+// Attachment returns what was attached to s (nil: nothing yet), and whether s is a spec the
+// codec shares (see Interned); when it is not, nothing can be attached to it.
+func Attachment(s *pb.HorizontalPodAutoscalerSpec) (v any, shared bool) {
 	specs.mu.RLock()
-	_, ok := specs.shared[s]
+	e := specs.shared[s]
+	if e != nil {
+		v = e.attached
+	}
 	specs.mu.RUnlock()
-	return ok
+	return v, e != nil
+}
+
+// Attach keeps v with s, a spec the codec shares, for as long as the table keeps s, and
+// reports whether it did (false: s is not, or no longer, shared). v must depend on nothing
+// but s's contents: every request with the same spec bytes gets s, and Attachment returns v.
+func Attach(s *pb.HorizontalPodAutoscalerSpec, v any) bool {
+	specs.mu.Lock()
+	defer specs.mu.Unlock()
+	e := specs.shared[s]
+	if e != nil {
+		e.attached = v
+	}
+	return e != nil
 }
 
 // spec decodes the spec field b of a request whose spec so far is cur (nil when this is the
