@@ -665,15 +665,17 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, 
 	if h, ok := s.hints.get(k); ok {
 		base, baseRev, baseSpec = h.t, h.rev, h.spec
 	} else {
+		// Not cached: decode the record, and take its spec's encoding as a cached record's,
+		// to be reused when fn keeps the spec (most calls).
 		err := s.read(k, func(v []byte) error {
 			if v == nil {
 				return nil
 			}
 			var err error
-			if base, err = decode(key, v); err != nil {
+			if base, baseRev, baseSpec, err = codec.UnmarshalWithSpec(v); err != nil {
 				return &decodeError{err}
 			}
-			baseRev = base.Revision
+			base.Key, base.Revision = key, baseRev
 			return nil
 		})
 		if err != nil {
