@@ -4,7 +4,7 @@
 # For each configuration it starts a fresh hpa-recommender on 127.0.0.1:50091, drives it with
 # hpa-bench (with the in-process no-op baseline), and writes <name>.txt (the table) and
 # <name>.json (every repeat). ETCD (default: etcd on PATH) serves the etcd rows; unset it to
-# skip them. ONLY="name ..." runs just those configurations. Takes about 30 minutes on a 2-core
+# skip them. ONLY="name ..." runs just those configurations. Takes about 40 minutes on a 2-core
 # machine.
 set -euo pipefail
 OUT=${1:-docs/perf}
@@ -40,6 +40,10 @@ run bolt-100k bolt 100000 --concurrency 64 --rate 2000 --duration 5s --warmup 1s
 for n in 1k:1000 10k:10000 100k:100000; do
 	run "bolt-${n%%:*}-steady" bolt "${n#*:}" --load-swing 0 --concurrency 64 --rate 2000 --duration 5s --warmup 1s --repeat 3
 done
+# The payload before 2026-11-25: one spec shared by every target, which the server's spec
+# caches always hold (every other row sends a spec per target, as HPAs do).
+run bolt-10k-sharedspec bolt 10000 --shared-spec --concurrency 64 --rate 2000 --duration 5s --warmup 1s --repeat 3
+run bolt-100k-sharedspec bolt 100000 --shared-spec --concurrency 64 --rate 2000 --duration 5s --warmup 1s --repeat 3
 run mem-1k memory 1000 --concurrency 64 --rate 2000 --duration 5s --warmup 1s --repeat 3
 run mem-10k memory 10000 --concurrency 64 --duration 5s --warmup 1s --repeat 3
 run mem-100k memory 100000 --concurrency 64 --duration 5s --warmup 1s --repeat 1
