@@ -949,9 +949,13 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // Check runs bbolt's consistency check of the whole file and returns the first problem found.
-// It also checks that every cached record that claims the stored revision encodes to exactly the
-// stored bytes (a cached record modified by a caller would not), and so does the record written
-// with the spec encoding the entry keeps, which the next update of the key reuses.
+// It also checks that every cached record that claims the stored revision encodes as the stored
+// record does once decoded (a cached record modified by a caller would not), and that the record
+// written with the spec encoding the entry keeps, which the next update of the key reuses, is
+// exactly the stored bytes. The cached record is compared with the decoded stored one, not with
+// the stored bytes: a quantity whose text does not read back as itself ("62.5Ki" is written
+// "64000", which reads back as "64k") encodes differently once decoded, in the cache as in
+// any decoded copy.
 func (s *Store) Check() error {
 	// bbolt's check reads the free-page list, which a concurrent write transaction changes:
 	// hold off checkpoints, the file's only writer.
@@ -971,7 +975,14 @@ func (s *Store) Check() error {
 				continue // stale: never trusted
 			}
 			enc, err := codec.Marshal(h.t, h.rev)
-			if err != nil || !bytes.Equal(enc, v) {
+			want := v
+			if err == nil && !bytes.Equal(enc, v) {
+				var stored *store.Target
+				if stored, err = decode(h.t.Key, v); err == nil {
+					want, err = codec.Marshal(stored, h.rev)
+				}
+			}
+			if err != nil || !bytes.Equal(enc, want) {
 				if first == nil {
 					first = fmt.Errorf("cached record of %s (revision %d) differs from the stored one (%v): something modified it", h.t.Key, h.rev, err)
 				}

@@ -129,12 +129,10 @@ func TestSpecReuse(t *testing.T) {
 			t.Errorf("step %d (%s): cached spec encoding %q", i, step.name, h.spec)
 		}
 		prev = h
-		// Check re-encodes the cached record, whose quantity reads "64k" where the stored one
-		// says "64000": it would report a modified cache entry.
-		if !unreadable {
-			if err := s.Check(); err != nil {
-				t.Fatalf("step %d (%s): %v", i, step.name, err)
-			}
+		// Also after a quantity whose text does not read back: the cached record reads "64k"
+		// where the stored one says "64000", as the stored one does once decoded.
+		if err := s.Check(); err != nil {
+			t.Fatalf("step %d (%s): %v", i, step.name, err)
 		}
 		want, err := codec.Normalize(written)
 		if err != nil {
