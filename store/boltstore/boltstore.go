@@ -665,17 +665,15 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, 
 	if h, ok := s.hints.get(k); ok {
 		base, baseRev, baseSpec = h.t, h.rev, h.spec
 	} else {
-		// Not cached: decode the record, and take its spec's encoding as a cached record's,
-		// to be reused when fn keeps the spec (most calls).
 		err := s.read(k, func(v []byte) error {
 			if v == nil {
 				return nil
 			}
 			var err error
-			if base, baseRev, baseSpec, err = codec.UnmarshalWithSpec(v); err != nil {
+			if base, err = decode(key, v); err != nil {
 				return &decodeError{err}
 			}
-			base.Key, base.Revision = key, baseRev
+			baseRev = base.Revision
 			return nil
 		})
 		if err != nil {

@@ -40,24 +40,18 @@ var fastDecoders = sync.Pool{New: func() any { return &fastDecoder{lastDate: [10
 // decodeFast decodes b, and reports false when b is not exactly in the form encodeRecord
 // writes or would make Unmarshal fail; the caller then takes the slow path.
 func decodeFast(b []byte) (*store.Target, bool) {
-	t, _, ok := decodeFastSpec(b)
-	return t, ok
-}
-
-// decodeFastSpec is decodeFast, and also where the spec member's value is in b.
-func decodeFastSpec(b []byte) (*store.Target, span, bool) {
 	d := fastDecoders.Get().(*fastDecoder)
 	defer d.release()
 	d.b = b
 	t := d.record()
 	if d.bad || !d.finish() {
-		return nil, span{}, false
+		return nil, false
 	}
 	if d.condsAsState {
 		// Copied once the strings are set, and apart: callers change the two separately.
 		t.LastDecision.Decision.Conditions = slices.Clone(t.State.Conditions)
 	}
-	return t, d.specAt, true
+	return t, true
 }
 
 // span is a string's text in fastDecoder.text.
@@ -83,11 +77,9 @@ type item[T any] struct {
 }
 
 type fastDecoder struct {
-	// specAt is where the spec member's value is in b.
-	specAt span
-	b      []byte
-	i      int
-	bad    bool // b is not in the canonical form: stop and take the slow path
+	b   []byte
+	i   int
+	bad bool // b is not in the canonical form: stop and take the slow path
 
 	version      int  // the record's
 	condsAsState bool // the last decision's conditions are a copy of the state's
@@ -122,7 +114,7 @@ func (d *fastDecoder) release() {
 		return
 	}
 	d.b, d.i, d.bad, d.int32s = nil, 0, false, nil
-	d.version, d.condsAsState, d.specAt = 0, false, span{}
+	d.version, d.condsAsState = 0, false
 	d.text = d.text[:0]
 	d.strs = clearSlice(d.strs)
 	d.qtys = clearSlice(d.qtys)
@@ -654,9 +646,7 @@ func (d *fastDecoder) record() *store.Target {
 	d.setStr(&t.Key.Name)
 	d.expect('}')
 	d.must("spec")
-	d.specAt.off = d.i
 	d.spec(&t.Spec)
-	d.specAt.end = d.i
 	d.must("state")
 	d.state(&t.State)
 	if d.member("pending") {

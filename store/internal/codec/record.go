@@ -334,33 +334,6 @@ func Unmarshal(b []byte) (*store.Target, int64, error) {
 	return unmarshalSlow(b)
 }
 
-// UnmarshalWithSpec is Unmarshal, and also the record's spec encoding as MarshalNormalizedAfter
-// takes it (prevSpec; a copy), when the record's spec is vouched for: the decoded spec encodes
-// to exactly the bytes the record holds, so it is the normalized spec of those bytes (nil when
-// not). A store that did not cache a record uses it to reuse the record's spec, as it does for
-// a cached one, instead of encoding and normalizing the same spec again.
-func UnmarshalWithSpec(b []byte) (*store.Target, int64, []byte, error) {
-	t, at, ok := decodeFastSpec(b)
-	if !ok {
-		t, rev, err := unmarshalSlow(b)
-		return t, rev, nil, err
-	}
-	stored := b[at.off:at.end]
-	r := encSpec(&t.Spec)
-	buf := buffers.Get().(*[]byte)
-	e := encoder{b: (*buf)[:0]}
-	e.spec(&r)
-	var spec []byte
-	if e.err == nil && bytes.Equal(e.b, stored) {
-		spec = bytes.Clone(stored)
-	}
-	if cap(e.b) <= maxPooledBuffer {
-		*buf = e.b
-	}
-	buffers.Put(buf)
-	return t, t.Revision, spec, nil
-}
-
 // unmarshalSlow is Unmarshal by json-iterator and decRecord: slower, but any JSON.
 func unmarshalSlow(b []byte) (*store.Target, int64, error) {
 	var r recordV1
