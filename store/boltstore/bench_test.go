@@ -2,6 +2,7 @@ package boltstore_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"sync/atomic"
@@ -102,4 +103,47 @@ func benchSpec() *recommender.Spec {
 				Policies: []recommender.ScalingPolicy{{Type: recommender.PolicyPercent, Value: 10, PeriodSeconds: 60}}},
 		},
 	}
+}
+
+// BenchmarkApplyManyTargets is BenchmarkApplySameSpec over ten times more targets than the
+// record cache holds (10,000 against the default 1,000), each write on a random one, 32
+// writers per CPU: most updates miss the cache, as at 10k targets and more.
+func BenchmarkApplyManyTargets(b *testing.B) {
+	const targets = 10000
+	spec := benchSpec()
+	s, err := boltstore.Open(filepath.Join(b.TempDir(), "bench.db"), boltstore.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	key := func(i int) store.Key {
+		return store.Key{Cluster: "bench", Namespace: "ns", Name: fmt.Sprintf("t%d", i)}
+	}
+	write := func(k store.Key) error {
+		return s.Apply(b.Context(), k, func(cur *store.Target) (*store.Target, error) {
+			n := &store.Target{Spec: *spec, LastSeen: time.Unix(1, 0)}
+			if cur != nil {
+				n.State, n.LastSeen = cur.State, cur.LastSeen.Add(time.Second)
+			}
+			n.State.History.Recommendations = append(slices.Clone(n.State.History.Recommendations),
+				recommender.Recommendation{Time: n.LastSeen, Replicas: 3})[max(0, len(n.State.History.Recommendations)-29):]
+			return n, nil
+		})
+	}
+	for i := range targets {
+		if err := write(key(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetParallelism(32)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := write(key(rand.N(targets))); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }

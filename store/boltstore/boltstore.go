@@ -662,9 +662,14 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, 
 		baseRev  int64         // its revision; 0: none
 		baseSpec []byte        // its spec's encoding (nil: unknown), frozen
 	)
+	// keep: build the decoded copy of what is written, for the cache and for Update's result.
+	// Apply returns nothing, so its write builds one only for a key the cache holds or admits.
+	keep := !shared
 	if h, ok := s.hints.get(k); ok {
 		base, baseRev, baseSpec = h.t, h.rev, h.spec
+		keep = true
 	} else {
+		keep = keep || s.hints.admit()
 		err := s.read(k, func(v []byte) error {
 			if v == nil {
 				return nil
@@ -680,7 +685,7 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, 
 			return nil, fmt.Errorf("update %s: %w", key, translate(err))
 		}
 	}
-	w, done, err := apply(key, base, baseSpec, fn, shared)
+	w, done, err := apply(key, base, baseSpec, fn, shared, keep)
 	if err != nil || done {
 		// fn failed or wrote nothing: that is the outcome at the moment of the read.
 		return base, err
@@ -709,7 +714,7 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, 
 			}
 			var done bool
 			var err error
-			next, done, err = apply(key, cur, nil, fn, shared)
+			next, done, err = apply(key, cur, nil, fn, shared, keep)
 			switch {
 			case errors.As(err, new(*decodeError)):
 				return err
@@ -728,6 +733,10 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, 
 			return err
 		}
 		tx.put(k, out, rev)
+		if next.frozen == nil { // not kept (Apply): the entry, if any, is stale now
+			s.hints.drop(k)
+			return nil
+		}
 		stored := *next.frozen // a new entry: a published one is never modified
 		stored.Revision = rev
 		s.hints.put(k, rev, &stored, next.spec)
@@ -749,8 +758,8 @@ type decodeError struct{ err error }
 func (e *decodeError) Error() string { return e.err.Error() }
 func (e *decodeError) Unwrap() error { return e.err }
 
-// prepared is fn's result ready to write: its encoding without a revision, and its decoded
-// form (what decoding that encoding would give) and its spec's encoding for the cache.
+// prepared is fn's result ready to write: its encoding without a revision, and, when kept, its
+// decoded form (what decoding that encoding would give) and its spec's encoding for the cache.
 type prepared struct {
 	enc    codec.Unrevised
 	frozen *store.Target
@@ -760,8 +769,9 @@ type prepared struct {
 // apply runs fn on a private copy of base (nil: absent), or on base itself when shared, and
 // prepares its result for writing. done is true when fn returned nil: nothing to write.
 // baseSpec is the encoding of base's spec as its cache entry keeps it (nil: unknown); when fn's
-// result has the same spec, its encoding and base's decoded spec are reused.
-func apply(key store.Key, base *store.Target, baseSpec []byte, fn store.UpdateFunc, shared bool) (w prepared, done bool, err error) {
+// result has the same spec, its encoding and base's decoded spec are reused. Without keep, only
+// the encoding is prepared (w.frozen and w.spec nil).
+func apply(key store.Key, base *store.Target, baseSpec []byte, fn store.UpdateFunc, shared, keep bool) (w prepared, done bool, err error) {
 	cur := base
 	if base != nil && !shared {
 		if cur, err = codec.Normalize(base); err != nil {
@@ -777,6 +787,12 @@ func apply(key store.Key, base *store.Target, baseSpec []byte, fn store.UpdateFu
 	}
 	withKey := *next
 	withKey.Key = key
+	if !keep {
+		if w.enc, err = codec.MarshalUnrevised(&withKey); err != nil {
+			return prepared{}, false, &decodeError{err}
+		}
+		return w, false, nil
+	}
 	if w.enc, w.frozen, w.spec, err = codec.MarshalNormalizedAfter(&withKey, base, baseSpec); err != nil {
 		return prepared{}, false, &decodeError{err}
 	}

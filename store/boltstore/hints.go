@@ -2,6 +2,7 @@ package boltstore
 
 import (
 	"maps"
+	"math/rand/v2"
 	"sync"
 
 	"github.com/hpa-recommender/hpa-recommender/store"
@@ -32,6 +33,14 @@ type hint struct {
 	spec []byte
 }
 
+// admitOneIn is how seldom a record not in a full cache is admitted: an update that missed the
+// cache builds the decoded copy an entry needs only if admitted. With more targets than
+// entries, called alike, the cache holds a random max of them whether it admits every missed
+// record or one in eight (its hit rate is max per target either way), and admitting one in
+// eight saves seven of eight decoded copies, which the next misses would evict unused; a target
+// called more often than the others still gets in soon.
+const admitOneIn = 8
+
 func newHints(max int) *hints {
 	h := &hints{max: max}
 	if max > 0 {
@@ -48,6 +57,18 @@ func (h *hints) get(k []byte) (hint, bool) {
 	e, ok := h.m[string(k)]
 	h.mu.Unlock()
 	return e, ok
+}
+
+// admit reports whether an update of a key that missed the cache should build an entry for it:
+// always while the cache has room, then one time in admitOneIn. Never when disabled.
+func (h *hints) admit() bool {
+	if h.max <= 0 {
+		return false
+	}
+	h.mu.Lock()
+	room := len(h.m) < h.max
+	h.mu.Unlock()
+	return room || rand.N(admitOneIn) == 0
 }
 
 // put sets k's entry; when the cache is full it first evicts an arbitrary other entry (Go's map

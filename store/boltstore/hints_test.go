@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -86,7 +87,9 @@ func TestStaleHintIsNotTrusted(t *testing.T) {
 	}
 }
 
-// TestHintsBounded: the cache never holds more than its bound, and Delete drops the entry.
+// TestHintsBounded: the cache never holds more than its bound; it admits every target while it
+// has room, then about one Apply in admitOneIn of a target it does not hold (the others build no
+// decoded copy), keeps a target it holds, and Delete drops the entry.
 func TestHintsBounded(t *testing.T) {
 	s, err := Open(filepath.Join(t.TempDir(), "hpa.db"), Options{CachedTargets: 5})
 	if err != nil {
@@ -94,23 +97,57 @@ func TestHintsBounded(t *testing.T) {
 	}
 	defer s.Close()
 	ctx := t.Context()
-	for i := range 50 {
-		k := store.Key{Cluster: "c", Namespace: "ns", Name: string(rune('a' + i))}
-		if err := s.Apply(ctx, k, bump); err != nil {
+	key := func(i int) store.Key { return store.Key{Cluster: "c", Namespace: "ns", Name: fmt.Sprintf("t%d", i)} }
+	cached := func(k store.Key) bool { _, ok := s.hints.get(codec.EncodeKey(k)); return ok }
+	const n = 800
+	admitted := 0
+	for i := range n {
+		if err := s.Apply(ctx, key(i), bump); err != nil {
 			t.Fatal(err)
 		}
-		if n := s.hints.len(); n > 5 {
-			t.Fatalf("%d cache entries after %d targets, bound 5", n, i+1)
+		if l := s.hints.len(); l > 5 {
+			t.Fatalf("%d cache entries after %d targets, bound 5", l, i+1)
+		}
+		switch {
+		case i < 5 && !cached(key(i)):
+			t.Fatalf("target %d not cached while the cache had room", i)
+		case i >= 5 && cached(key(i)):
+			admitted++
 		}
 	}
-	last := store.Key{Cluster: "c", Namespace: "ns", Name: string(rune('a' + 49))}
-	if _, ok := s.hints.get(codec.EncodeKey(last)); !ok {
-		t.Fatal("the last target written is not cached")
+	// Binomial(795, 1/8): mean 99, standard deviation 9.3.
+	if lo, hi := 50, 150; admitted < lo || admitted > hi {
+		t.Fatalf("%d of %d targets missing from a full cache were admitted, want about one in %d", admitted, n-5, admitOneIn)
 	}
-	if err := s.Delete(ctx, last); err != nil {
+	var held store.Key
+	for i := range n {
+		if cached(key(i)) {
+			held = key(i)
+		}
+	}
+	// Apply shares the cached target with fn: this one only reads it.
+	readOnlyBump := func(cur *store.Target) (*store.Target, error) {
+		next := &store.Target{Spec: recommender.Spec{MaxReplicas: 1}}
+		if cur != nil {
+			next.Spec.MaxReplicas = cur.Spec.MaxReplicas + 1
+		}
+		return next, nil
+	}
+	for range 20 {
+		if err := s.Apply(ctx, held, readOnlyBump); err != nil {
+			t.Fatal(err)
+		}
+		if !cached(held) {
+			t.Fatal("a cached target's update dropped it from the cache")
+		}
+	}
+	if err := s.Check(); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := s.hints.get(codec.EncodeKey(last)); ok {
+	if err := s.Delete(ctx, held); err != nil {
+		t.Fatal(err)
+	}
+	if cached(held) {
 		t.Error("a deleted target is still cached")
 	}
 }

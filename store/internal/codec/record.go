@@ -291,6 +291,17 @@ func MarshalNormalized(t *store.Target) (u Unrevised, n *store.Target, spec []by
 	return marshalNormalized(t, nil, nil)
 }
 
+// MarshalUnrevised is MarshalNormalized's encoding alone (the same bytes), for a write whose
+// decoded form nobody keeps: it skips building the normalized target.
+func MarshalUnrevised(t *store.Target) (Unrevised, error) {
+	r := encRecord(t, 0)
+	var u Unrevised
+	if err := withEncoding(&r, nil, func(b, _ []byte) { u = unrevised(b) }); err != nil {
+		return Unrevised{}, fmt.Errorf("encode target %s: %w", t.Key, err)
+	}
+	return u, nil
+}
+
 // marshalNormalized is MarshalNormalized with prev and prevJSON nil; with both set, it writes
 // prevJSON as the spec's encoding and takes *prev as the normalized spec, which the caller
 // found to stand for t's (MarshalNormalizedAfter).

@@ -165,7 +165,7 @@ func TestSpecEncodesSame(t *testing.T) {
 }
 
 // checkAfter fails t unless MarshalNormalizedAfter(next, prev's normalized spec and spec
-// encoding) gives exactly what MarshalNormalized(next) gives, MarshalNormalized's spec is the
+// encoding) and MarshalUnrevised(next) give exactly what MarshalNormalized(next) gives, MarshalNormalized's spec is the
 // record's own (nil exactly when a quantity's text does not read back as itself), and the
 // previous spec is reused exactly when SpecEncodesSame allows it. It returns the results of
 // MarshalNormalizedAfter and whether it reused prev's spec.
@@ -173,6 +173,10 @@ func checkAfter(t testing.TB, what string, prev *store.Target, prevSpec []byte, 
 	t.Helper()
 	wantU, want, wantSpec, wantErr := MarshalNormalized(next)
 	gotU, got, gotSpec, err := MarshalNormalizedAfter(next, prev, prevSpec)
+	onlyU, onlyErr := MarshalUnrevised(next)
+	if (onlyErr == nil) != (wantErr == nil) || onlyErr == nil && !bytes.Equal(onlyU.Bytes(), wantU.Bytes()) {
+		t.Fatalf("%s: MarshalUnrevised wrote\n%s (%v)\nMarshalNormalized\n%s (%v)", what, onlyU.Bytes(), onlyErr, wantU.Bytes(), wantErr)
+	}
 	switch {
 	case (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error():
 		t.Fatalf("%s: MarshalNormalizedAfter's error %v, MarshalNormalized's %v", what, err, wantErr)
