@@ -65,16 +65,22 @@ func benchWriters(b *testing.B, pars []int, write func(s *boltstore.Store, k sto
 func BenchmarkApplySameSpec(b *testing.B) {
 	spec := benchSpec()
 	benchWriters(b, []int{1, 32}, func(s *boltstore.Store, k store.Key) error {
-		return s.Apply(b.Context(), k, func(cur *store.Target) (*store.Target, error) {
-			n := &store.Target{Spec: *spec, LastSeen: time.Unix(1, 0)}
-			if cur != nil {
-				n.State, n.LastSeen = cur.State, cur.LastSeen.Add(time.Second)
-			}
-			n.State.History.Recommendations = append(slices.Clone(n.State.History.Recommendations),
-				recommender.Recommendation{Time: n.LastSeen, Replicas: 3})[max(0, len(n.State.History.Recommendations)-29):]
-			return n, nil
-		})
+		return s.Apply(b.Context(), k, sameSpecWrite(spec))
 	})
+}
+
+// sameSpecWrite is an UpdateFunc as the server's: spec unchanged, one more recommendation in a
+// history of at most 30, cur only read.
+func sameSpecWrite(spec *recommender.Spec) store.UpdateFunc {
+	return func(cur *store.Target) (*store.Target, error) {
+		n := &store.Target{Spec: *spec, LastSeen: time.Unix(1, 0)}
+		if cur != nil {
+			n.State, n.LastSeen = cur.State, cur.LastSeen.Add(time.Second)
+		}
+		n.State.History.Recommendations = append(slices.Clone(n.State.History.Recommendations),
+			recommender.Recommendation{Time: n.LastSeen, Replicas: 3})[max(0, len(n.State.History.Recommendations)-29):]
+		return n, nil
+	}
 }
 
 // benchSpec is a spec as an HPA with a few metrics and a behavior has it.
@@ -119,17 +125,7 @@ func BenchmarkApplyManyTargets(b *testing.B) {
 	key := func(i int) store.Key {
 		return store.Key{Cluster: "bench", Namespace: "ns", Name: fmt.Sprintf("t%d", i)}
 	}
-	write := func(k store.Key) error {
-		return s.Apply(b.Context(), k, func(cur *store.Target) (*store.Target, error) {
-			n := &store.Target{Spec: *spec, LastSeen: time.Unix(1, 0)}
-			if cur != nil {
-				n.State, n.LastSeen = cur.State, cur.LastSeen.Add(time.Second)
-			}
-			n.State.History.Recommendations = append(slices.Clone(n.State.History.Recommendations),
-				recommender.Recommendation{Time: n.LastSeen, Replicas: 3})[max(0, len(n.State.History.Recommendations)-29):]
-			return n, nil
-		})
-	}
+	write := func(k store.Key) error { return s.Apply(b.Context(), k, sameSpecWrite(spec)) }
 	for i := range targets {
 		if err := write(key(i)); err != nil {
 			b.Fatal(err)
