@@ -58,6 +58,9 @@ func TestSmoke(t *testing.T) {
 	if err := rep.WriteJSON(&js); err != nil {
 		t.Fatal(err)
 	}
+	if !strings.Contains(table.String(), "targets 20 (a spec per target)") {
+		t.Errorf("the table does not say which payload it measured:\n%s", table.String())
+	}
 	if !strings.Contains(table.String(), "rate=200") || !strings.Contains(js.String(), `"throughput_ratio"`) {
 		t.Errorf("outputs miss the open-loop row or the ratios:\n%s", table.String())
 	}
