@@ -39,6 +39,11 @@ type Config struct {
 	// BoltCachedTargets is how many decoded target records the bbolt store keeps in memory
 	// (default 1000, a few KB each; negative: none).
 	BoltCachedTargets int
+	// CachedSpecs is how many distinct specs the server keeps decoded and converted (default
+	// 4096, a few KB each; 0: the default; negative: none). Every target sends its spec with
+	// each Recommend: a target whose spec is not kept pays decoding and converting it again.
+	// The table is the process's (wirecodec's): the last server created sets it.
+	CachedSpecs int
 	// EtcdEndpoints and EtcdPrefix configure the etcd backend.
 	EtcdEndpoints []string
 	EtcdPrefix    string
@@ -69,6 +74,9 @@ type Config struct {
 	Defaults recommender.Options
 }
 
+// maxCachedSpecsFlag bounds --cached-specs: a million specs is several GB of heap.
+const maxCachedSpecsFlag = 1_000_000
+
 // DefaultConfig returns the configuration `make run` uses.
 func DefaultConfig() Config {
 	return Config{
@@ -77,6 +85,7 @@ func DefaultConfig() Config {
 		Store:             StoreBolt,
 		BoltPath:          "./data/hpa-recommender.db",
 		BoltCachedTargets: 1000,
+		CachedSpecs:       4096,
 		EtcdPrefix:        "/hpa-recommender",
 		RateBurst:         100,
 		MaxRequestBytes:   4 << 20,
@@ -115,6 +124,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Store, "store", c.Store, "store backend: bolt, memory or etcd")
 	fs.StringVar(&c.BoltPath, "bolt-path", c.BoltPath, "bbolt database file; its write-ahead log is the directory <file>.wal beside it")
 	fs.IntVar(&c.BoltCachedTargets, "bolt-cached-targets", c.BoltCachedTargets, "decoded target records the bbolt store keeps in memory to speed up updates (0: the default, negative: none)")
+	fs.IntVar(&c.CachedSpecs, "cached-specs", c.CachedSpecs, "distinct specs kept decoded and converted, a few KB each; a target whose spec is not kept pays converting it on every call (0: the default, negative: none)")
 	fs.Var(listFlag{&c.EtcdEndpoints}, "etcd-endpoints", "comma-separated etcd endpoints")
 	fs.StringVar(&c.EtcdPrefix, "etcd-prefix", c.EtcdPrefix, "key prefix in etcd")
 	fs.StringVar(&c.EtcdCA, "etcd-ca", c.EtcdCA, "CA bundle that verifies etcd's certificate (PEM; enables TLS to etcd; default roots: the system's)")
@@ -193,6 +203,9 @@ func (c *Config) Validate() error {
 	}
 	if c.RateLimit > 0 && c.RateBurst < 1 {
 		errs = append(errs, errors.New("--rate-burst must be at least 1 with --rate-limit"))
+	}
+	if c.CachedSpecs > maxCachedSpecsFlag {
+		errs = append(errs, fmt.Errorf("--cached-specs must be at most %d", maxCachedSpecsFlag))
 	}
 	if c.MaxRequestBytes <= 0 {
 		errs = append(errs, errors.New("--max-request-bytes must be positive"))

@@ -14,8 +14,8 @@ import (
 	"github.com/hpa-recommender/hpa-recommender/store"
 )
 
-// maxCachedSpecs bounds the cache of specs the codec does not share; when full, an entry is
-// dropped at random. An entry is a few kilobytes.
+// maxCachedSpecs bounds the cache of specs the codec does not share unless Config.CachedSpecs
+// says otherwise; when full, an entry is dropped at random. An entry is a few kilobytes.
 const maxCachedSpecs = 4096
 
 // specCache remembers the conversion and validation of the specs seen recently: every
@@ -26,8 +26,9 @@ const maxCachedSpecs = 4096
 // deterministic wire encoding. Equal encodings are equal specs, so a hit returns exactly what
 // converting would. The zero value is ready to use.
 type specCache struct {
-	mu sync.RWMutex
-	m  map[string]*specEntry // specs the codec does not share, by their encoding
+	mu    sync.RWMutex
+	m     map[string]*specEntry // specs the codec does not share, by their encoding
+	limit int                   // Config.CachedSpecs: 0, maxCachedSpecs; negative, none
 }
 
 // specEntry is one converted spec. Everything in it is shared and must not be modified:
@@ -65,6 +66,13 @@ func (c *specCache) get(s *pb.HorizontalPodAutoscalerSpec) *specEntry {
 		wirecodec.Attach(s, e)
 		return e
 	}
+	limit := c.limit
+	switch {
+	case limit == 0:
+		limit = maxCachedSpecs
+	case limit < 0:
+		return convertSpec(s)
+	}
 	b, err := deterministic.Marshal(s)
 	if err != nil {
 		return convertSpec(s)
@@ -81,7 +89,7 @@ func (c *specCache) get(s *pb.HorizontalPodAutoscalerSpec) *specEntry {
 		c.m = make(map[string]*specEntry)
 	}
 	for victim := range c.m { // Go's map iteration starts at a random place
-		if len(c.m) < maxCachedSpecs {
+		if len(c.m) < limit {
 			break
 		}
 		delete(c.m, victim)

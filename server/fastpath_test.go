@@ -18,6 +18,7 @@ import (
 	"github.com/hpa-recommender/hpa-recommender/internal/wirecodec"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/recommender"
+	"github.com/hpa-recommender/hpa-recommender/store/memstore"
 )
 
 // FuzzDecisionInputMatchesUncached: the spec cache changes nothing. For any request,
@@ -148,6 +149,41 @@ func TestSpecConvertedOncePerCodecSpec(t *testing.T) {
 	ec := s.specs.get(c)
 	if ec == e || ec.spec.MaxReplicas != 17 || s.specs.get(c) != ec {
 		t.Fatal("a spec the codec does not share was not converted once and found by its encoding")
+	}
+}
+
+// TestCachedSpecsSizesTheCodecTable: New sizes the codec's spec table from CachedSpecs; with
+// none, a spec is decoded for every request and converted every time (to an equal entry).
+func TestCachedSpecsSizesTheCodecTable(t *testing.T) {
+	t.Cleanup(func() { wirecodec.SetSpecTableSize(0) })
+	b, err := proto.Marshal(&pb.RecommendRequest{Target: &pb.TargetRef{Namespace: "ns", Name: "web"}, Spec: &pb.HorizontalPodAutoscalerSpec{
+		ScaleTargetRef: &pb.CrossVersionObjectReference{Kind: "Deployment", Name: "sized-table", ApiVersion: "apps/v1"},
+		MaxReplicas:    23,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	decode := func() *pb.HorizontalPodAutoscalerSpec {
+		m := new(pb.RecommendRequest)
+		if err := (wirecodec.Codec{}).Unmarshal(mem.BufferSlice{mem.SliceBuffer(b)}, m); err != nil {
+			t.Fatal(err)
+		}
+		return m.Spec
+	}
+	for _, n := range []int{-1, 0} {
+		cfg := DefaultConfig()
+		cfg.CachedSpecs = n
+		s, err := New(cfg, Deps{Store: memstore.New()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := decode(), decode()
+		if shared := a == b && wirecodec.Interned(a); shared != (n == 0) {
+			t.Errorf("CachedSpecs %d: the codec shared the spec: %t", n, shared)
+		}
+		if ea, eb := s.specs.get(a), s.specs.get(b); ea.spec.MaxReplicas != 23 || eb.spec.MaxReplicas != 23 || (ea == eb) != (n == 0) {
+			t.Errorf("CachedSpecs %d: entries %p and %p", n, ea, eb)
+		}
 	}
 }
 

@@ -106,6 +106,8 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		s.tokens = tf
 	}
 	s.limiter = newRateLimiter(cfg.RateLimit, cfg.RateBurst)
+	wirecodec.SetSpecTableSize(cfg.CachedSpecs)
+	s.specs.limit = cfg.CachedSpecs
 	opts, err := s.serverOptions()
 	if err != nil {
 		return nil, err

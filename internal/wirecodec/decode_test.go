@@ -476,7 +476,7 @@ func TestSpecsAreShared(t *testing.T) {
 	}
 }
 
-// TestSpecTableDropsAtRandom: the table holds at most maxSpecs specs; past that each new spec
+// TestSpecTableDropsAtRandom: the table holds at most DefaultSpecTableSize specs; past that each new spec
 // takes the place of one it had (Interned turns false for it, and its attachment is gone), and
 // the new one is shared. It drops at random: over many specs, old ones are not all dropped
 // first.
@@ -487,6 +487,7 @@ func TestSpecTableDropsAtRandom(t *testing.T) {
 		return decodeRequest(t, mustMarshal(t, proto.MarshalOptions{}, req)).Spec
 	}
 	const extra = 1000
+	const maxSpecs = DefaultSpecTableSize
 	got := make([]*pb.HorizontalPodAutoscalerSpec, maxSpecs+extra)
 	for i := range got {
 		got[i] = decodeN(i)
@@ -527,8 +528,52 @@ func TestSpecTableDropsAtRandom(t *testing.T) {
 	if keptOld == 0 {
 		t.Fatal("every one of the oldest specs was dropped: the table does not drop at random")
 	}
-	if s := specs.size; s > maxSpecBytes {
-		t.Fatalf("the table holds %d bytes of keys, over %d", s, maxSpecBytes)
+	if s := specs.size; s > specs.maxBytes {
+		t.Fatalf("the table holds %d bytes of keys, over %d", s, specs.maxBytes)
+	}
+}
+
+// TestSetSpecTableSize: a smaller table drops specs at once to fit and keeps no more after; a
+// negative size keeps none (every spec decoded, nothing attached); 0 restores the default.
+func TestSetSpecTableSize(t *testing.T) {
+	t.Cleanup(func() { SetSpecTableSize(0) })
+	req := realisticRequest(t0)
+	decodeN := func(n int) *pb.HorizontalPodAutoscalerSpec {
+		req.Spec.MinReplicas = proto.Int32(int32(300000 + n))
+		return decodeRequest(t, mustMarshal(t, proto.MarshalOptions{}, req)).Spec
+	}
+	for i := range 50 {
+		decodeN(i)
+	}
+	SetSpecTableSize(10)
+	if n := len(specs.byBytes); n > 10 {
+		t.Fatalf("%d specs kept after SetSpecTableSize(10)", n)
+	}
+	for i := range 50 {
+		if s := decodeN(1000 + i); !Interned(s) {
+			t.Fatalf("spec %d not shared with room for 10", i)
+		}
+		if n := len(specs.byBytes); n > 10 {
+			t.Fatalf("%d specs kept, bound 10", n)
+		}
+	}
+	SetSpecTableSize(-1)
+	if n := len(specs.byBytes); n != 0 {
+		t.Fatalf("%d specs kept after SetSpecTableSize(-1)", n)
+	}
+	a, b := decodeN(2000), decodeN(2000)
+	if a == b || Interned(a) || Attach(a, 1) {
+		t.Fatal("with no table a spec was shared")
+	}
+	if !proto.Equal(a, b) {
+		t.Fatal("the two decodings differ")
+	}
+	SetSpecTableSize(0)
+	if specs.max != DefaultSpecTableSize {
+		t.Fatalf("SetSpecTableSize(0) left a bound of %d", specs.max)
+	}
+	if s := decodeN(2000); !Interned(s) || decodeN(2000) != s {
+		t.Fatal("with the default table a spec is not shared")
 	}
 }
 

@@ -20,13 +20,15 @@ import (
 // request merges into a copy (decoder.spec).
 //
 // Every target of a fleet has a spec of its own (an HPA's scaleTargetRef names its own
-// workload), so the table holds up to maxSpecs of them and, when full, makes room by dropping
-// one at random: with more targets than that, a share of the specs stays found (maxSpecs per
-// number of specs in use) instead of the table emptying every time it fills.
+// workload), so the table holds up to DefaultSpecTableSize of them (SetSpecTableSize changes
+// it) and, when full, makes room by dropping one at random: with more targets than that, a
+// share of the specs stays found (its size per number of specs in use) instead of the table
+// emptying every time it fills.
 const (
-	// maxSpecs bounds the table's entries, and maxSpecBytes the bytes of their keys.
-	maxSpecs     = 4096
-	maxSpecBytes = 4 << 20
+	// DefaultSpecTableSize bounds the table's entries unless SetSpecTableSize says otherwise;
+	// the bytes of their keys are bounded at specKeyBytes per entry.
+	DefaultSpecTableSize = 4096
+	specKeyBytes         = 1 << 10
 	// maxSpecSize is the largest spec kept: a typical one is a few hundred bytes, and a huge
 	// one is decoded each time rather than held.
 	maxSpecSize = 16 << 10
@@ -35,16 +37,48 @@ const (
 // specTable maps the bytes of recently decoded specs to their messages, and those messages to
 // their entries, so that Attachment can tell a shared message from any other.
 type specTable struct {
-	mu      sync.RWMutex
-	byBytes map[string]*pb.HorizontalPodAutoscalerSpec
-	shared  map[*pb.HorizontalPodAutoscalerSpec]*sharedSpec
-	size    int // bytes of the keys of byBytes
+	mu       sync.RWMutex
+	byBytes  map[string]*pb.HorizontalPodAutoscalerSpec
+	shared   map[*pb.HorizontalPodAutoscalerSpec]*sharedSpec
+	size     int // bytes of the keys of byBytes
+	max      int // most entries (0: none kept)
+	maxBytes int // most bytes of keys
 }
 
 // sharedSpec is a shared message's entry: what the server attached to it.
 type sharedSpec struct{ attached any }
 
-var specs specTable
+var specs = specTable{max: DefaultSpecTableSize, maxBytes: DefaultSpecTableSize * specKeyBytes}
+
+// SetSpecTableSize bounds the table at n specs (0: DefaultSpecTableSize; negative: none, so
+// every request's spec is decoded and nothing can be attached to it), dropping specs at random
+// to fit. The table is the process's: it serves every server using this codec. Each spec
+// kept costs a few kilobytes (its message, and what the server attaches).
+func SetSpecTableSize(n int) {
+	switch {
+	case n == 0:
+		n = DefaultSpecTableSize
+	case n < 0:
+		n = 0
+	}
+	specs.mu.Lock()
+	defer specs.mu.Unlock()
+	specs.max, specs.maxBytes = n, n*specKeyBytes
+	specs.shrink(0)
+}
+
+// shrink drops random entries until one of extra bytes fits; t.mu is held.
+func (t *specTable) shrink(extra int) {
+	// Go's map iteration starts at a random place: this drops random entries.
+	for victim, m := range t.byBytes {
+		if len(t.byBytes) < t.max && t.size+extra <= t.maxBytes || len(t.byBytes) == 0 {
+			break
+		}
+		delete(t.byBytes, victim)
+		delete(t.shared, m)
+		t.size -= len(victim)
+	}
+}
 
 // lookup returns the shared message decoded from b, or nil.
 func (t *specTable) lookup(b []byte) *pb.HorizontalPodAutoscalerSpec {
@@ -65,19 +99,14 @@ func (t *specTable) add(b []byte, s *pb.HorizontalPodAutoscalerSpec) *pb.Horizon
 	if prev := t.byBytes[string(b)]; prev != nil {
 		return prev
 	}
+	if t.max <= 0 || len(b) > t.maxBytes {
+		return s
+	}
 	if t.byBytes == nil {
 		t.byBytes = make(map[string]*pb.HorizontalPodAutoscalerSpec)
 		t.shared = make(map[*pb.HorizontalPodAutoscalerSpec]*sharedSpec)
 	}
-	// Go's map iteration starts at a random place: this drops random entries.
-	for victim, m := range t.byBytes {
-		if len(t.byBytes) < maxSpecs && t.size+len(b) <= maxSpecBytes {
-			break
-		}
-		delete(t.byBytes, victim)
-		delete(t.shared, m)
-		t.size -= len(victim)
-	}
+	t.shrink(len(b))
 	key := string(b)
 	t.byBytes[key] = s
 	t.shared[s] = new(sharedSpec)
