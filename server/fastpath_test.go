@@ -119,21 +119,7 @@ func TestSpecCacheByAddressOnlyForCodecSpecs(t *testing.T) {
 // entry), not found by an address it no longer vouches for.
 func TestSpecConvertedOncePerCodecSpec(t *testing.T) {
 	s := &Server{cfg: DefaultConfig()}
-	req := &pb.RecommendRequest{Target: &pb.TargetRef{Namespace: "ns", Name: "web"}, Spec: &pb.HorizontalPodAutoscalerSpec{
-		ScaleTargetRef: &pb.CrossVersionObjectReference{Kind: "Deployment", Name: "converted-once", ApiVersion: "apps/v1"},
-		MaxReplicas:    17,
-	}}
-	b, err := proto.Marshal(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	decode := func() *pb.HorizontalPodAutoscalerSpec {
-		m := new(pb.RecommendRequest)
-		if err := (wirecodec.Codec{}).Unmarshal(mem.BufferSlice{mem.SliceBuffer(b)}, m); err != nil {
-			t.Fatal(err)
-		}
-		return m.Spec
-	}
+	decode := codecSpec(t, "converted-once", 17)
 	first := decode()
 	e := s.specs.get(first)
 	if v, shared := wirecodec.Attachment(first); !shared || v != e {
@@ -156,20 +142,7 @@ func TestSpecConvertedOncePerCodecSpec(t *testing.T) {
 // none, a spec is decoded for every request and converted every time (to an equal entry).
 func TestCachedSpecsSizesTheCodecTable(t *testing.T) {
 	t.Cleanup(func() { wirecodec.SetSpecTableSize(0) })
-	b, err := proto.Marshal(&pb.RecommendRequest{Target: &pb.TargetRef{Namespace: "ns", Name: "web"}, Spec: &pb.HorizontalPodAutoscalerSpec{
-		ScaleTargetRef: &pb.CrossVersionObjectReference{Kind: "Deployment", Name: "sized-table", ApiVersion: "apps/v1"},
-		MaxReplicas:    23,
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	decode := func() *pb.HorizontalPodAutoscalerSpec {
-		m := new(pb.RecommendRequest)
-		if err := (wirecodec.Codec{}).Unmarshal(mem.BufferSlice{mem.SliceBuffer(b)}, m); err != nil {
-			t.Fatal(err)
-		}
-		return m.Spec
-	}
+	decode := codecSpec(t, "sized-table", 23)
 	for _, n := range []int{-1, 0} {
 		cfg := DefaultConfig()
 		cfg.CachedSpecs = n
@@ -184,6 +157,25 @@ func TestCachedSpecsSizesTheCodecTable(t *testing.T) {
 		if ea, eb := s.specs.get(a), s.specs.get(b); ea.spec.MaxReplicas != 23 || eb.spec.MaxReplicas != 23 || (ea == eb) != (n == 0) {
 			t.Errorf("CachedSpecs %d: entries %p and %p", n, ea, eb)
 		}
+	}
+}
+
+// codecSpec returns a function that decodes, with the server's codec, a request whose spec
+// scales Deployment name up to maxReplicas, and returns its spec: the same bytes each time.
+func codecSpec(t *testing.T, name string, maxReplicas int32) func() *pb.HorizontalPodAutoscalerSpec {
+	b, err := proto.Marshal(&pb.RecommendRequest{Target: &pb.TargetRef{Namespace: "ns", Name: "web"}, Spec: &pb.HorizontalPodAutoscalerSpec{
+		ScaleTargetRef: &pb.CrossVersionObjectReference{Kind: "Deployment", Name: name, ApiVersion: "apps/v1"},
+		MaxReplicas:    maxReplicas,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func() *pb.HorizontalPodAutoscalerSpec {
+		m := new(pb.RecommendRequest)
+		if err := (wirecodec.Codec{}).Unmarshal(mem.BufferSlice{mem.SliceBuffer(b)}, m); err != nil {
+			t.Fatal(err)
+		}
+		return m.Spec
 	}
 }
 
