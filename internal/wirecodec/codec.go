@@ -9,8 +9,9 @@
 // of the time (BenchmarkDecodeRecommendRequest). Requests that send the same spec bytes get one
 // shared spec message (spec.go), to which the server attaches its converted spec (Attach), and
 // a container that repeats the one before it in a request is that message again. A decoded
-// request is therefore read-only: the server never modifies one. With Pooled (the server's codec), a request's messages come from recycled slabs that the server hands
-// back with Release when the call is over (pool.go). Its result is exactly proto.Unmarshal's: whenever it meets
+// request is therefore read-only: the server never modifies one. With Pooled (the server's
+// codec), a request's messages come from recycled slabs that the server hands back with Release
+// when the call is over (pool.go). Its result is exactly proto.Unmarshal's: whenever it meets
 // anything outside what clients normally send (unknown fields, unexpected wire types,
 // malformed or invalid input) it starts over with proto.Unmarshal, so errors and unknown
 // fields are protobuf-go's own.

@@ -528,8 +528,8 @@ func TestSpecTableDropsAtRandom(t *testing.T) {
 	if keptOld == 0 {
 		t.Fatal("every one of the oldest specs was dropped: the table does not drop at random")
 	}
-	if s := specs.size; s > specs.maxBytes {
-		t.Fatalf("the table holds %d bytes of keys, over %d", s, specs.maxBytes)
+	if s := specs.size; s > specs.maxBytes() {
+		t.Fatalf("the table holds %d bytes of keys, over %d", s, specs.maxBytes())
 	}
 }
 

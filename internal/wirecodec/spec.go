@@ -37,18 +37,17 @@ const (
 // specTable maps the bytes of recently decoded specs to their messages, and those messages to
 // their entries, so that Attachment can tell a shared message from any other.
 type specTable struct {
-	mu       sync.RWMutex
-	byBytes  map[string]*pb.HorizontalPodAutoscalerSpec
-	shared   map[*pb.HorizontalPodAutoscalerSpec]*sharedSpec
-	size     int // bytes of the keys of byBytes
-	max      int // most entries (0: none kept)
-	maxBytes int // most bytes of keys
+	mu      sync.RWMutex
+	byBytes map[string]*pb.HorizontalPodAutoscalerSpec
+	shared  map[*pb.HorizontalPodAutoscalerSpec]*sharedSpec
+	size    int // bytes of the keys of byBytes
+	max     int // most entries (0: none kept), and specKeyBytes per entry of keys
 }
 
 // sharedSpec is a shared message's entry: what the server attached to it.
 type sharedSpec struct{ attached any }
 
-var specs = specTable{max: DefaultSpecTableSize, maxBytes: DefaultSpecTableSize * specKeyBytes}
+var specs = specTable{max: DefaultSpecTableSize}
 
 // SetSpecTableSize bounds the table at n specs (0: DefaultSpecTableSize; negative: none, so
 // every request's spec is decoded and nothing can be attached to it), dropping specs at random
@@ -63,15 +62,18 @@ func SetSpecTableSize(n int) {
 	}
 	specs.mu.Lock()
 	defer specs.mu.Unlock()
-	specs.max, specs.maxBytes = n, n*specKeyBytes
+	specs.max = n
 	specs.shrink(0)
 }
+
+// maxBytes bounds the bytes of the keys; t.mu is held.
+func (t *specTable) maxBytes() int { return t.max * specKeyBytes }
 
 // shrink drops random entries until one of extra bytes fits; t.mu is held.
 func (t *specTable) shrink(extra int) {
 	// Go's map iteration starts at a random place: this drops random entries.
 	for victim, m := range t.byBytes {
-		if len(t.byBytes) < t.max && t.size+extra <= t.maxBytes || len(t.byBytes) == 0 {
+		if len(t.byBytes) < t.max && t.size+extra <= t.maxBytes() || len(t.byBytes) == 0 {
 			break
 		}
 		delete(t.byBytes, victim)
@@ -99,7 +101,7 @@ func (t *specTable) add(b []byte, s *pb.HorizontalPodAutoscalerSpec) *pb.Horizon
 	if prev := t.byBytes[string(b)]; prev != nil {
 		return prev
 	}
-	if t.max <= 0 || len(b) > t.maxBytes {
+	if t.max <= 0 || len(b) > t.maxBytes() {
 		return s
 	}
 	if t.byBytes == nil {

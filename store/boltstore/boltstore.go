@@ -662,14 +662,13 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, 
 		baseRev  int64         // its revision; 0: none
 		baseSpec []byte        // its spec's encoding (nil: unknown), frozen
 	)
+	h, cached := s.hints.get(k)
 	// keep: build the decoded copy of what is written, for the cache and for Update's result.
 	// Apply returns nothing, so its write builds one only for a key the cache holds or admits.
-	keep := !shared
-	if h, ok := s.hints.get(k); ok {
+	keep := !shared || cached || s.hints.admit()
+	if cached {
 		base, baseRev, baseSpec = h.t, h.rev, h.spec
-		keep = true
 	} else {
-		keep = keep || s.hints.admit()
 		err := s.read(k, func(v []byte) error {
 			if v == nil {
 				return nil
