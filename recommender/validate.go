@@ -149,6 +149,12 @@ func validateSpec(spec *Spec, p *field.Path) field.ErrorList {
 	return errs
 }
 
+// ObjectReferenceValid reports whether ValidateSpec finds nothing wrong with ref as a spec's
+// scaleTargetRef; the zero reference (none) is valid.
+func ObjectReferenceValid(ref ObjectReference) bool {
+	return ref == (ObjectReference{}) || len(validateObjectReference(ref, field.NewPath("scaleTargetRef"))) == 0
+}
+
 // validateObjectReference is upstream's ValidateCrossVersionObjectReference.
 func validateObjectReference(ref ObjectReference, p *field.Path) field.ErrorList {
 	var errs field.ErrorList

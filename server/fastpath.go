@@ -62,7 +62,7 @@ func (c *specCache) get(s *pb.HorizontalPodAutoscalerSpec) *specEntry {
 		}
 		// The codec's spec, met for the first time (or by two calls at once: both convert it,
 		// to the same entry).
-		e := convertSpec(s)
+		e := c.convertShared(s)
 		wirecodec.Attach(s, e)
 		return e
 	}
@@ -97,6 +97,34 @@ func (c *specCache) get(s *pb.HorizontalPodAutoscalerSpec) *specEntry {
 	c.m[string(b)] = e
 	c.mu.Unlock()
 	return e
+}
+
+// convertShared is convertSpec for a spec the codec shares: when the codec composed it of a
+// template and a scaleTargetRef (wirecodec.Template), and both are valid, it is the template's
+// entry (converted once, and attached to the template) with that reference, which is what
+// converting the whole spec gives. Otherwise it converts the whole spec.
+func (c *specCache) convertShared(s *pb.HorizontalPodAutoscalerSpec) *specEntry {
+	if t := wirecodec.Template(s); t != nil {
+		if e := c.get(t).withRef(apiconv.ObjectRefFromProto(s.GetScaleTargetRef())); e != nil {
+			return e
+		}
+	}
+	return convertSpec(s)
+}
+
+// withRef returns e, the entry of a spec without scaleTargetRef, for the same spec with ref;
+// nil when e or ref is invalid (the violations then need the whole spec converted).
+func (e *specEntry) withRef(ref recommender.ObjectReference) *specEntry {
+	if e.defaulted == nil || !recommender.ObjectReferenceValid(ref) {
+		return nil
+	}
+	n := &struct {
+		e               specEntry
+		spec, defaulted recommender.Spec
+	}{spec: *e.spec, defaulted: *e.defaulted}
+	n.spec.ScaleTargetRef, n.defaulted.ScaleTargetRef = ref, ref
+	n.e = specEntry{spec: &n.spec, defaulted: &n.defaulted}
+	return &n.e
 }
 
 // decisionInput converts and validates a RecommendRequest's decision inputs: the same input,

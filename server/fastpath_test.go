@@ -53,47 +53,73 @@ func FuzzDecisionInputMatchesUncached(f *testing.F) {
 		if proto.Unmarshal(b, &req) != nil {
 			return
 		}
-		wantIn, wantOpts, want := apiconv.RecommendFromProto(&req, cfg.Defaults)
-		if len(want) == 0 {
-			want = apiconv.FieldErrors(recommender.ValidateInput(&wantIn, "", recommender.Limits{MaxPods: cfg.MaxPods}))
+		checkDecisionInput(t, s, b)
+		// The same spec naming other workloads, one valid and one not: the codec composes
+		// them of the template it now holds (wirecodec.Template), and the server adds each
+		// reference to the template's entry, or converts the whole spec when one is invalid.
+		if req.Spec == nil {
+			return
 		}
-		// Plainly decoded, then twice through the server's codec: the second time its spec is
-		// the message the codec shares, found in the cache by address.
-		reqs := []*pb.RecommendRequest{&req, &req}
-		for range 2 {
-			m := new(pb.RecommendRequest)
-			if err := (wirecodec.Codec{}).Unmarshal(mem.BufferSlice{mem.SliceBuffer(b)}, m); err != nil || wirecodec.DecodeError(m) != nil {
-				t.Fatalf("the codec does not decode what proto.Unmarshal does: %v %v", err, wirecodec.DecodeError(m))
+		for _, name := range []string{"other-" + req.Spec.GetScaleTargetRef().GetName(), "not/a-name"} {
+			other := proto.CloneOf(&req)
+			other.Spec.ScaleTargetRef = &pb.CrossVersionObjectReference{ApiVersion: "apps/v1", Kind: "Deployment", Name: name}
+			ob, err := proto.Marshal(other)
+			if err != nil {
+				t.Fatal(err)
 			}
-			reqs = append(reqs, m)
-		}
-		for _, r := range reqs {
-			buf := apiconv.GetBuffers() // recycled: what earlier inputs left would show
-			in, opts, got := s.decisionInput(r, buf)
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Fatalf("violations differ (-uncached +decisionInput):\n%s", diff)
-			}
-			quantities := cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })
-			// The cached defaulted spec (for a valid spec; the uncached path leaves Decide to
-			// default it) is exactly the uncached spec defaulted.
-			if in.Defaulted == nil && len(want) == 0 {
-				t.Fatal("a valid request's input lacks the cached defaulted spec")
-			}
-			if in.Defaulted != nil {
-				if diff := cmp.Diff(recommender.SetDefaults(wantIn.Spec), in.Defaulted, quantities); diff != "" {
-					t.Fatalf("defaulted spec differs (-uncached +decisionInput):\n%s", diff)
-				}
-				in.Defaulted = nil
-			}
-			if diff := cmp.Diff(wantIn, in, quantities); diff != "" {
-				t.Fatalf("input differs (-uncached +decisionInput):\n%s", diff)
-			}
-			if diff := cmp.Diff(wantOpts, opts); diff != "" {
-				t.Fatalf("options differ (-uncached +decisionInput):\n%s", diff)
-			}
-			buf.Release()
+			checkDecisionInput(t, s, ob)
 		}
 	})
+}
+
+// checkDecisionInput is FuzzDecisionInputMatchesUncached's check of one request's bytes b.
+func checkDecisionInput(t *testing.T, s *Server, b []byte) {
+	t.Helper()
+	cfg := s.cfg
+	var req pb.RecommendRequest
+	if err := proto.Unmarshal(b, &req); err != nil {
+		t.Fatal(err)
+	}
+	wantIn, wantOpts, want := apiconv.RecommendFromProto(&req, cfg.Defaults)
+	if len(want) == 0 {
+		want = apiconv.FieldErrors(recommender.ValidateInput(&wantIn, "", recommender.Limits{MaxPods: cfg.MaxPods}))
+	}
+	// Plainly decoded, then twice through the server's codec: the second time its spec is
+	// the message the codec shares, found in the cache by address.
+	reqs := []*pb.RecommendRequest{&req, &req}
+	for range 2 {
+		m := new(pb.RecommendRequest)
+		if err := (wirecodec.Codec{}).Unmarshal(mem.BufferSlice{mem.SliceBuffer(b)}, m); err != nil || wirecodec.DecodeError(m) != nil {
+			t.Fatalf("the codec does not decode what proto.Unmarshal does: %v %v", err, wirecodec.DecodeError(m))
+		}
+		reqs = append(reqs, m)
+	}
+	for _, r := range reqs {
+		buf := apiconv.GetBuffers() // recycled: what earlier inputs left would show
+		in, opts, got := s.decisionInput(r, buf)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("violations differ (-uncached +decisionInput):\n%s", diff)
+		}
+		quantities := cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })
+		// The cached defaulted spec (for a valid spec; the uncached path leaves Decide to
+		// default it) is exactly the uncached spec defaulted.
+		if in.Defaulted == nil && len(want) == 0 {
+			t.Fatal("a valid request's input lacks the cached defaulted spec")
+		}
+		if in.Defaulted != nil {
+			if diff := cmp.Diff(recommender.SetDefaults(wantIn.Spec), in.Defaulted, quantities); diff != "" {
+				t.Fatalf("defaulted spec differs (-uncached +decisionInput):\n%s", diff)
+			}
+			in.Defaulted = nil
+		}
+		if diff := cmp.Diff(wantIn, in, quantities); diff != "" {
+			t.Fatalf("input differs (-uncached +decisionInput):\n%s", diff)
+		}
+		if diff := cmp.Diff(wantOpts, opts); diff != "" {
+			t.Fatalf("options differ (-uncached +decisionInput):\n%s", diff)
+		}
+		buf.Release()
+	}
 }
 
 // TestSpecCacheByAddressOnlyForCodecSpecs: a caller in the same process may reuse one spec
@@ -135,6 +161,49 @@ func TestSpecConvertedOncePerCodecSpec(t *testing.T) {
 	ec := s.specs.get(c)
 	if ec == e || ec.spec.MaxReplicas != 17 || s.specs.get(c) != ec {
 		t.Fatal("a spec the codec does not share was not converted once and found by its encoding")
+	}
+}
+
+// TestSpecTemplateConvertedOnce: specs that differ only in scaleTargetRef, which the codec
+// composes of one template, are converted through the template: the template once, each
+// spec's entry its own (with its reference) and equal to converting that spec whole. An
+// invalid reference gets the whole spec's violations.
+func TestSpecTemplateConvertedOnce(t *testing.T) {
+	s := &Server{cfg: DefaultConfig()}
+	decodeRef := func(name string) *pb.HorizontalPodAutoscalerSpec {
+		return codecSpec(t, name, 29)()
+	}
+	decodeRef("template-0") // the first spec of a template is decoded whole
+	var template *pb.HorizontalPodAutoscalerSpec
+	var templateEntry *specEntry
+	for _, name := range []string{"template-1", "template-2", "not/valid"} {
+		spec := decodeRef(name)
+		tmpl := wirecodec.Template(spec)
+		if tmpl == nil || (template != nil && tmpl != template) {
+			t.Fatalf("%s: template %p, want one shared template", name, tmpl)
+		}
+		template = tmpl
+		e := s.specs.get(spec)
+		v, _ := wirecodec.Attachment(template)
+		if templateEntry == nil {
+			templateEntry, _ = v.(*specEntry)
+		}
+		if v == nil || v != templateEntry {
+			t.Fatalf("%s: the template's entry is %v, want it converted once (%p)", name, v, templateEntry)
+		}
+		want := convertSpec(spec)
+		if diff := cmp.Diff(want.spec, e.spec); diff != "" {
+			t.Fatalf("%s: spec differs (-whole +through the template):\n%s", name, diff)
+		}
+		if diff := cmp.Diff(want.defaulted, e.defaulted); diff != "" {
+			t.Fatalf("%s: defaulted spec differs (-whole +through the template):\n%s", name, diff)
+		}
+		if len(want.conv)+len(want.invalid) != len(e.conv)+len(e.invalid) || (len(e.invalid) > 0 && !cmp.Equal(want.invalid, e.invalid)) {
+			t.Fatalf("%s: violations %v %v, want %v %v", name, e.conv, e.invalid, want.conv, want.invalid)
+		}
+		if e.spec.ScaleTargetRef.Name != name || s.specs.get(spec) != e {
+			t.Fatalf("%s: entry %+v not the spec's own, or not kept with it", name, e.spec.ScaleTargetRef)
+		}
 	}
 }
 

@@ -29,6 +29,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Hostile, "hostile", c.Hostile, "callers sending malformed, huge, oversized, abandoned and slow calls alongside each service run")
 	fs.DurationVar(&c.CallTimeout, "call-timeout", c.CallTimeout, "deadline of each call")
 	fs.BoolVar(&c.SharedSpec, "shared-spec", c.SharedSpec, "every target sends one and the same spec (the tool's payload before 2026-11-25), instead of a spec naming its own Deployment")
+	fs.BoolVar(&c.DistinctSpecs, "distinct-specs", c.DistinctSpecs, "every target's spec also differs in its queue metric's selector, so no two specs differ only in scaleTargetRef (as specs made from one template do)")
 	fs.Float64Var(&c.LoadSwing, "load-swing", c.LoadSwing, "amplitude of each target's CPU demand cycle (0.4: ±40%); 0 makes no decision scale, so every Recommend is one write whatever --targets")
 }
 

@@ -50,6 +50,8 @@ type Workload struct {
 	// sharedSpec: every target sends spec as it is, scaleTargetRef "web" included, instead of
 	// its own (see SetSharedSpec).
 	sharedSpec bool
+	// distinctSpecs: every target's spec also names its own queue (see SetDistinctSpecs).
+	distinctSpecs bool
 	// wire holds the encodings AppendRequest copies into every request.
 	wire wireParts
 }
@@ -90,6 +92,23 @@ func (w *Workload) SetLoadSwing(swing float64) { w.swing = swing }
 // otherwise alike; the difference is what the server's caches of specs see: one spec, or as many
 // as there are targets. Call it before the first Request.
 func (w *Workload) SetSharedSpec(shared bool) { w.sharedSpec = shared }
+
+// SetDistinctSpecs makes every target's spec differ in more than its scaleTargetRef: its
+// External metric's selector names the target's own queue (queue: work-<i>), which changes no
+// replica count. Specs made from one template, as this tool's otherwise are, differ only in
+// scaleTargetRef, and the server decodes and converts what they share once; distinct specs
+// are each decoded and converted on their own. It does nothing while SetSharedSpec(true)
+// holds. Call it before the first Request.
+func (w *Workload) SetDistinctSpecs(distinct bool) {
+	w.distinctSpecs = distinct
+	w.wire.specs = nil
+	if distinct {
+		w.wire.specs = make([][]byte, len(w.targets))
+		for i := range w.wire.specs {
+			w.wire.specs[i] = mustMarshal("spec", w.specOf(i))
+		}
+	}
+}
 
 // Targets is the number of targets.
 func (w *Workload) Targets() int { return len(w.targets) }
@@ -133,6 +152,9 @@ func (w *Workload) specOf(i int) *pb.HorizontalPodAutoscalerSpec {
 	}
 	s := proto.CloneOf(w.spec)
 	s.ScaleTargetRef.Name = targetPrefix + strconv.Itoa(i)
+	if w.distinctSpecs {
+		s.Metrics[1].External.Metric.Selector.MatchLabels["queue"] = "work-" + strconv.Itoa(i)
+	}
 	return s
 }
 

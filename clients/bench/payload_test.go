@@ -49,18 +49,19 @@ func TestAppendRequestIsRequest(t *testing.T) {
 	for _, names := range [][2]string{{"cluster-a", "ns"}, {"", ""}} {
 		wl := NewWorkload(names[0], names[1], 12346)
 		for _, sc := range []struct {
-			swing  float64
-			shared bool
-		}{{0, false}, {DefaultLoadSwing, false}, {0.9, false}, {DefaultLoadSwing, true}} {
+			swing            float64
+			shared, distinct bool
+		}{{0, false, false}, {DefaultLoadSwing, false, false}, {0.9, false, false}, {DefaultLoadSwing, true, false}, {DefaultLoadSwing, false, true}} {
 			swing := sc.swing
 			wl.SetLoadSwing(swing)
 			wl.SetSharedSpec(sc.shared)
+			wl.SetDistinctSpecs(sc.distinct)
 			for _, i := range []int{0, 1, 96, 97, 12345} {
 				// 0 pods; 300, a list of samples whose length takes 3 bytes.
 				for _, replicas := range []int32{0, 1, 7, 20, 40, 300} {
 					for _, k := range []int64{1, 2, 7, 13, 24, 1000003} {
 						for _, now := range nows {
-							name := fmt.Sprintf("cluster %q shared spec %t swing %g target %d replicas %d call %d at %v", names[0], sc.shared, swing, i, replicas, k, now)
+							name := fmt.Sprintf("cluster %q shared spec %t distinct %t swing %g target %d replicas %d call %d at %v", names[0], sc.shared, sc.distinct, swing, i, replicas, k, now)
 							wl.targets[i].calls.Store(k - 1)
 							want := wl.requestWithPods(i, replicas, now)
 							wl.targets[i].calls.Store(k - 1)

@@ -143,8 +143,11 @@ func (r *Report) WriteJSON(w io.Writer) error {
 func (r *Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.Debug)
 	specs := "a spec per target"
-	if r.Config.SharedSpec {
+	switch {
+	case r.Config.SharedSpec:
 		specs = "one spec shared by all"
+	case r.Config.DistinctSpecs:
+		specs = "a distinct spec per target"
 	}
 	fmt.Fprintf(w, "targets %d (%s), %d conn(s), warm-up %s, %s per run, %d repeat(s) (medians); load average %s -> %s\n",
 		r.Config.Targets, specs, r.Config.Conns, r.Config.Warmup, r.Config.Duration, r.Config.Repeat, r.LoadAvg, r.LoadAvgAt)

@@ -68,6 +68,9 @@ type Config struct {
 	// SharedSpec makes every target send the same spec (see Workload.SetSharedSpec); by
 	// default each sends its own, as HPAs do.
 	SharedSpec bool
+	// DistinctSpecs makes every target's spec differ in more than its scaleTargetRef (see
+	// Workload.SetDistinctSpecs): no two share a template.
+	DistinctSpecs bool
 	// Progress receives a line per run (nil: silent).
 	Progress io.Writer
 }
@@ -106,6 +109,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Duration <= 0 || c.Warmup < 0 || c.CallTimeout <= 0 || c.DiskProbe < 0 {
 		errs = append(errs, errors.New("--duration and --call-timeout must be positive, --warmup and --disk-probe not negative"))
+	}
+	if c.SharedSpec && c.DistinctSpecs {
+		errs = append(errs, errors.New("--shared-spec and --distinct-specs exclude each other"))
 	}
 	if c.LoadSwing < 0 || c.LoadSwing >= 1 || math.IsNaN(c.LoadSwing) {
 		errs = append(errs, fmt.Errorf("--load-swing %g must be at least 0 and below 1", c.LoadSwing))
@@ -180,6 +186,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	wl := NewWorkload(cfg.Cluster, cfg.Namespace, cfg.Targets)
 	wl.SetLoadSwing(cfg.LoadSwing)
 	wl.SetSharedSpec(cfg.SharedSpec)
+	wl.SetDistinctSpecs(cfg.DistinctSpecs)
 
 	type target struct {
 		name    string

@@ -27,6 +27,8 @@ type wireParts struct {
 	// specRef is the spec's scaleTargetRef's fields before its name (field 3), and specTail
 	// the spec's fields after its scaleTargetRef (field 1): what the specs of all targets share.
 	specRef, specTail []byte
+	// specs are the spec messages of every target, with SetDistinctSpecs (else nil).
+	specs [][]byte
 	// podTail is a PodState's fields after its name (field 1).
 	podTail []byte
 	// window is PodMetricValue's window field (4), the last.
@@ -106,6 +108,10 @@ func (w *Workload) appendSpec(b []byte, num protowire.Number, i int) []byte {
 		return append(b, w.wire.spec...)
 	}
 	b, start := openField(b, num)
+	if w.wire.specs != nil {
+		b = append(b, w.wire.specs[i]...)
+		return closeField(b, start)
+	}
 	b, ref := openField(b, 1)
 	b = append(b, w.wire.specRef...)
 	b, name := openField(b, 3)

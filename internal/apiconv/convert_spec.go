@@ -23,7 +23,7 @@ func SpecFromProto(field string, s *pb.HorizontalPodAutoscalerSpec) (*recommende
 
 func (c *converter) spec(s *pb.HorizontalPodAutoscalerSpec) *recommender.Spec {
 	out := &recommender.Spec{
-		ScaleTargetRef: objectRefFromProto(s.GetScaleTargetRef()),
+		ScaleTargetRef: ObjectRefFromProto(s.GetScaleTargetRef()),
 		MinReplicas:    copyPtr(s.MinReplicas),
 		MaxReplicas:    s.GetMaxReplicas(),
 	}
@@ -72,7 +72,7 @@ func (c *converter) metricSpec(m *pb.MetricSpec) recommender.MetricSpec {
 	if o := m.GetObject(); o != nil {
 		c.push("object")
 		out.Object = &recommender.ObjectMetricSource{
-			DescribedObject: objectRefFromProto(o.GetDescribedObject()),
+			DescribedObject: ObjectRefFromProto(o.GetDescribedObject()),
 			Metric:          metricIDFromProto(o.GetMetric()),
 			Target:          c.target(o.GetTarget()),
 		}
@@ -121,7 +121,8 @@ func (c *converter) scalingRules(name string, r *pb.HPAScalingRules) *recommende
 	return out
 }
 
-func objectRefFromProto(r *pb.CrossVersionObjectReference) recommender.ObjectReference {
+// ObjectRefFromProto converts a scaleTargetRef or describedObject; nil is the zero reference.
+func ObjectRefFromProto(r *pb.CrossVersionObjectReference) recommender.ObjectReference {
 	return recommender.ObjectReference{APIVersion: r.GetApiVersion(), Kind: r.GetKind(), Name: r.GetName()}
 }
 

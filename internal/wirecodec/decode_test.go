@@ -389,6 +389,10 @@ func FuzzDecodeRecommendRequest(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		check(t, b)
+		// The same request naming two other workloads: the second is composed of the
+		// template the first left, when the fast path composes such a spec (TestSpecTemplates).
+		check(t, withRefName(b, "other-1"))
+		check(t, withRefName(b, "other-2"))
 	})
 }
 
@@ -665,5 +669,119 @@ func TestRepeatedTimestampsAreShared(t *testing.T) {
 	}
 	if s[2].Window != s[0].Window || s[0].Window.GetSeconds() != 60 || s[0].Window.GetNanos() != 0 {
 		t.Errorf("window of sample c %v: want sample a's message, still 60s (the merge went into a copy)", s[2].Window)
+	}
+}
+
+// withRefName returns the request b with name appended as one more name field to every
+// scaleTargetRef of its spec fields (in proto3 the last one wins): the same request naming
+// another workload, its bytes otherwise as they were. Malformed input comes back unchanged.
+func withRefName(b []byte, name string) []byte {
+	edit := func(b []byte, field protowire.Number, f func([]byte) []byte) []byte {
+		var out []byte
+		for len(b) > 0 {
+			num, typ, n := protowire.ConsumeField(b)
+			if n < 0 {
+				return nil
+			}
+			if num == field && typ == protowire.BytesType {
+				v, _ := protowire.ConsumeBytes(b[protowire.SizeTag(num):n])
+				out = protowire.AppendTag(out, num, typ)
+				out = protowire.AppendBytes(out, f(v))
+			} else {
+				out = append(out, b[:n]...)
+			}
+			b = b[n:]
+		}
+		return out
+	}
+	out := edit(b, 2, func(spec []byte) []byte {
+		return edit(spec, 1, func(ref []byte) []byte {
+			return protowire.AppendString(protowire.AppendTag(bytes.Clone(ref), 3, protowire.BytesType), name)
+		})
+	})
+	if out == nil {
+		return b
+	}
+	return out
+}
+
+// TestSpecTemplates: specs that differ only in scaleTargetRef are composed of one template once
+// two of them have been seen: each request's spec is still exactly proto.Unmarshal's (check),
+// the same bytes still give the same shared message, and Template names the template, a
+// shared spec without scaleTargetRef. Whatever the fast path leaves to protobuf-go in a
+// reference, and fields unknown at the spec's top level (which a composed message could not
+// carry), make no template.
+func TestSpecTemplates(t *testing.T) {
+	ref := func(fields ...[]byte) []byte { return bytes.Join(fields, nil) }
+	str := func(num protowire.Number, s string) []byte {
+		return protowire.AppendString(protowire.AppendTag(nil, num, protowire.BytesType), s)
+	}
+	field := func(num protowire.Number, v []byte) []byte {
+		return protowire.AppendBytes(protowire.AppendTag(nil, num, protowire.BytesType), v)
+	}
+	var rest []byte // the spec without its reference: bytes no other case or test sends
+	unknown := protowire.AppendVarint(protowire.AppendTag(nil, 99, protowire.VarintType), 1)
+	cases := []struct {
+		name    string
+		spec    func(name string) []byte // the spec field's value for a workload name
+		compose bool
+	}{
+		{"reference first", func(n string) []byte {
+			return append(field(1, ref(str(1, "apps/v1"), str(2, "Deployment"), str(3, n))), rest...)
+		}, true},
+		{"reference last, fields in any order", func(n string) []byte {
+			return append(bytes.Clone(rest), field(1, ref(str(3, n), str(2, "Deployment")))...)
+		}, true},
+		{"reference in the middle, minReplicas after it", func(n string) []byte {
+			return ref(rest, field(1, ref(str(3, n))), protowire.AppendVarint(protowire.AppendTag(nil, 2, protowire.VarintType), 2))
+		}, true},
+		{"two references", func(n string) []byte { return ref(field(1, str(3, "x")), rest, field(1, str(3, n))) }, false},
+		{"unknown field in the reference", func(n string) []byte { return append(field(1, ref(str(3, n), unknown)), rest...) }, false},
+		{"invalid UTF-8 in the reference", func(n string) []byte { return append(field(1, str(3, n+"\xff")), rest...) }, false},
+		{"unknown field in the spec", func(n string) []byte { return ref(field(1, str(3, n)), rest, unknown) }, false},
+		{"unknown field inside a metric", func(n string) []byte {
+			return ref(field(1, str(3, n)), rest, field(4, ref(str(1, "Resource"), unknown)))
+		}, true},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			spec := realisticSpec()
+			spec.ScaleTargetRef = nil
+			spec.MaxReplicas = int32(4300 + i)
+			rest = mustMarshal(t, proto.MarshalOptions{}, spec)
+			var templates []*pb.HorizontalPodAutoscalerSpec
+			for j := range 3 {
+				req := realisticRequest(t0)
+				req.Spec = nil
+				b := append(mustMarshal(t, proto.MarshalOptions{}, req), field(2, c.spec(fmt.Sprintf("w%d-%d", i, j)))...)
+				check(t, b)
+				m := new(pb.RecommendRequest)
+				if err := (Codec{}).Unmarshal(bufferOf(b), m); err != nil {
+					t.Fatal(err)
+				}
+				if DecodeError(m) != nil { // as proto.Unmarshal fails (check)
+					templates = append(templates, nil)
+					continue
+				}
+				if again := decodeRequest(t, b); again.Spec != m.Spec && Interned(m.Spec) {
+					t.Fatal("the same spec bytes gave two messages")
+				}
+				templates = append(templates, Template(m.Spec))
+			}
+			// The first spec is decoded whole; from the second on, the template is shared.
+			if templates[0] != nil {
+				t.Fatal("the first spec of a template was composed")
+			}
+			for _, tmpl := range templates[1:] {
+				if (tmpl != nil) != c.compose || tmpl != templates[len(templates)-1] {
+					t.Fatalf("templates %v, want one shared template: %t", templates, c.compose)
+				}
+			}
+			if tmpl := templates[2]; tmpl != nil {
+				if tmpl.ScaleTargetRef != nil || !Interned(tmpl) || Template(tmpl) != nil {
+					t.Fatalf("template %v: a shared spec without scaleTargetRef, itself decoded whole", tmpl)
+				}
+			}
+		})
 	}
 }

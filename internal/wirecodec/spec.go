@@ -1,6 +1,7 @@
 package wirecodec
 
 import (
+	"hash/maphash"
 	"sync"
 
 	"google.golang.org/protobuf/proto"
@@ -24,6 +25,16 @@ import (
 // it) and, when full, makes room by dropping one at random: with more targets than that, a
 // share of the specs stays found (its size per number of specs in use) instead of the table
 // emptying every time it fills.
+//
+// Most fleets are made from a few templates: their specs differ in scaleTargetRef and in
+// nothing else. So a spec the table does not hold is not decoded whole when the rest of it,
+// its bytes without scaleTargetRef, is a spec the table holds (or, decoded once, then
+// holds): its template. The request then gets a new message composed of the template's
+// fields and its own scaleTargetRef, which the table keeps like any other under the spec's
+// bytes, and Template names the template it came from, so the server converts the template
+// once and only adds each target's reference to it. A composed message equals what
+// proto.Unmarshal gives for its bytes; it shares its fields' messages with the template and
+// its other compositions, which nothing modifies.
 const (
 	// DefaultSpecTableSize bounds the table's entries unless SetSpecTableSize says otherwise;
 	// the bytes of their keys are bounded at specKeyBytes per entry.
@@ -40,12 +51,17 @@ type specTable struct {
 	mu      sync.RWMutex
 	byBytes map[string]*pb.HorizontalPodAutoscalerSpec
 	shared  map[*pb.HorizontalPodAutoscalerSpec]*sharedSpec
-	size    int // bytes of the keys of byBytes
-	max     int // most entries (0: none kept), and specKeyBytes per entry of keys
+	seen    map[uint64]struct{} // hashes of templates asked for (seenBefore)
+	size    int                 // bytes of the keys of byBytes
+	max     int                 // most entries (0: none kept), and specKeyBytes per entry of keys
 }
 
-// sharedSpec is a shared message's entry: what the server attached to it.
-type sharedSpec struct{ attached any }
+// sharedSpec is a shared message's entry: what the server attached to it, and the template it
+// was composed from (nil: decoded whole).
+type sharedSpec struct {
+	attached any
+	template *pb.HorizontalPodAutoscalerSpec
+}
 
 var specs = specTable{max: DefaultSpecTableSize}
 
@@ -82,6 +98,34 @@ func (t *specTable) shrink(extra int) {
 	}
 }
 
+// seenBefore reports whether a template with the bytes b was asked for before, and remembers
+// that it was. Only a template that two specs share takes an entry of its own: where every
+// spec differs in more than its scaleTargetRef, templates would take half the table and save
+// nothing. It remembers hashes, up to four per entry of the table, then starts over; two
+// templates with one hash only make the second one's first spec a composition.
+func (t *specTable) seenBefore(b []byte) bool {
+	h := maphash.Bytes(templateSeed, b)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.seen[h]; ok {
+		return true
+	}
+	if t.seen == nil || len(t.seen) >= 4*t.max {
+		t.seen = make(map[uint64]struct{})
+	}
+	t.seen[h] = struct{}{}
+	return false
+}
+
+var templateSeed = maphash.MakeSeed()
+
+// keeps reports whether the table keeps any spec.
+func (t *specTable) keeps() bool {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.max > 0
+}
+
 // lookup returns the shared message decoded from b, or nil.
 func (t *specTable) lookup(b []byte) *pb.HorizontalPodAutoscalerSpec {
 	t.mu.RLock()
@@ -90,9 +134,10 @@ func (t *specTable) lookup(b []byte) *pb.HorizontalPodAutoscalerSpec {
 	return s
 }
 
-// add shares s, decoded from b, unless b is too big to keep or another goroutine added the
-// same bytes first; it returns the message to use, s or the other goroutine's.
-func (t *specTable) add(b []byte, s *pb.HorizontalPodAutoscalerSpec) *pb.HorizontalPodAutoscalerSpec {
+// add shares s, decoded from b (composed from template, when not nil), unless b is too big to
+// keep or another goroutine added the same bytes first; it returns the message to use, s or
+// the other goroutine's.
+func (t *specTable) add(b []byte, s, template *pb.HorizontalPodAutoscalerSpec) *pb.HorizontalPodAutoscalerSpec {
 	if len(b) > maxSpecSize {
 		return s
 	}
@@ -111,7 +156,7 @@ func (t *specTable) add(b []byte, s *pb.HorizontalPodAutoscalerSpec) *pb.Horizon
 	t.shrink(len(b))
 	key := string(b)
 	t.byBytes[key] = s
-	t.shared[s] = new(sharedSpec)
+	t.shared[s] = &sharedSpec{template: template}
 	t.size += len(key)
 	return s
 }
@@ -136,6 +181,19 @@ func Attachment(s *pb.HorizontalPodAutoscalerSpec) (v any, shared bool) {
 	return v, e != nil
 }
 
+// Template returns the shared message s was composed from, when s is a shared message that
+// the codec composed of a template's fields and its own scaleTargetRef; else nil. A template
+// is a spec without scaleTargetRef that the codec shares too (while the table keeps it: see
+// Attachment); everything of s but scaleTargetRef is the template's.
+func Template(s *pb.HorizontalPodAutoscalerSpec) *pb.HorizontalPodAutoscalerSpec {
+	specs.mu.RLock()
+	defer specs.mu.RUnlock()
+	if e := specs.shared[s]; e != nil {
+		return e.template
+	}
+	return nil
+}
+
 // Attach keeps v with s, a spec the codec shares, for as long as the table keeps s, and
 // reports whether it did (false: s is not, or no longer, shared). v must depend on nothing
 // but s's contents: every request with the same spec bytes gets s, and Attachment returns v.
@@ -157,12 +215,101 @@ func (d *decoder) spec(b []byte, cur *pb.HorizontalPodAutoscalerSpec) (*pb.Horiz
 		if s := specs.lookup(b); s != nil {
 			return s, true
 		}
+		if s, tmpl := d.compose(b); s != nil {
+			return specs.add(b, s, tmpl), true
+		}
 		s := new(pb.HorizontalPodAutoscalerSpec)
 		if merge.Unmarshal(b, s) != nil {
 			return nil, false
 		}
-		return specs.add(b, s), true
+		return specs.add(b, s, nil), true
 	}
 	cur = proto.CloneOf(cur)
 	return cur, merge.Unmarshal(b, cur) == nil
+}
+
+// compose returns the spec decoded from b composed of its template and its scaleTargetRef
+// (see the package's spec table), and the template; nil when b has no scaleTargetRef, has it
+// more than once or in a form the fast path leaves to protobuf-go, or when its template does
+// not decode or has fields protobuf-go does not know (which a composed message could not
+// carry).
+func (d *decoder) compose(b []byte) (s, template *pb.HorizontalPodAutoscalerSpec) {
+	if !specs.keeps() {
+		return nil, nil // nothing to share the template with
+	}
+	var ref []byte // the scaleTargetRef field's value
+	start, end := -1, -1
+	for i := 0; i < len(b); {
+		tag, _, v, rest, ok := next(b[i:])
+		if !ok {
+			return nil, nil
+		}
+		if tag>>3 == 1 { // scale_target_ref
+			if tag != 1<<3|bytesType || start >= 0 {
+				return nil, nil
+			}
+			ref, start, end = v, i, len(b)-len(rest)
+		}
+		i = len(b) - len(rest)
+	}
+	if start < 0 {
+		return nil, nil
+	}
+	r, ok := d.objectRef(ref)
+	if !ok {
+		return nil, nil
+	}
+	rest := b[end:]
+	if start > 0 {
+		rest = append(b[:start:start], rest...) // a copy: the ref is not the spec's first field
+	}
+	template = specs.lookup(rest)
+	if template == nil {
+		if !specs.seenBefore(rest) {
+			return nil, nil // a template of one spec so far: decode the spec whole
+		}
+		t := new(pb.HorizontalPodAutoscalerSpec)
+		if merge.Unmarshal(rest, t) != nil {
+			return nil, nil
+		}
+		template = specs.add(rest, t, nil)
+	}
+	if len(template.ProtoReflect().GetUnknown()) > 0 {
+		return nil, nil
+	}
+	return &pb.HorizontalPodAutoscalerSpec{
+		ScaleTargetRef: r,
+		MinReplicas:    template.MinReplicas,
+		MaxReplicas:    template.MaxReplicas,
+		Metrics:        template.Metrics,
+		Behavior:       template.Behavior,
+	}, template
+}
+
+// objectRef decodes a CrossVersionObjectReference as proto.Unmarshal does, or reports false for
+// anything but its three string fields.
+func (d *decoder) objectRef(b []byte) (*pb.CrossVersionObjectReference, bool) {
+	r := new(pb.CrossVersionObjectReference)
+	for len(b) > 0 {
+		tag, _, v, rest, ok := next(b)
+		if !ok {
+			return nil, false
+		}
+		var dst *string
+		switch tag {
+		case 1<<3 | bytesType:
+			dst = &r.ApiVersion
+		case 2<<3 | bytesType:
+			dst = &r.Kind
+		case 3<<3 | bytesType:
+			dst = &r.Name
+		default:
+			return nil, false
+		}
+		if *dst, ok = d.str(v); !ok {
+			return nil, false
+		}
+		b = rest
+	}
+	return r, true
 }
