@@ -58,6 +58,15 @@ func TestBadLoadSwing(t *testing.T) {
 	}
 }
 
+// TestSharedAndDistinctSpecsExclude: --shared-spec and --distinct-specs together are refused
+// before any load, naming both.
+func TestSharedAndDistinctSpecsExclude(t *testing.T) {
+	err := run(t.Context(), []string{"--addr", "", "--baseline", "--concurrency", "1", "--duration", "10ms", "--shared-spec", "--distinct-specs"}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--shared-spec") || !strings.Contains(err.Error(), "--distinct-specs") {
+		t.Errorf("error %v, want one naming --shared-spec and --distinct-specs", err)
+	}
+}
+
 // TestCollectorPacing: unless GOGC or GOMEMLIMIT is set, the generator collects on a fixed heap
 // size (collector percentage off, a memory limit of gcHeadroom plus a little per target), so
 // its cost per call does not depend on --targets; either variable leaves Go's pacing alone.
