@@ -21,13 +21,18 @@ import (
 	"github.com/hpa-recommender/hpa-recommender/store/memstore"
 )
 
-// benchTargets is how many targets the benchmarks spread their calls over.
+// benchTargets is how many targets the benchmarks spread their calls over, unless they say.
 const benchTargets = 1000
 
 // benchServer is a server on store name ("memory", or "bolt": durable, fsync on commit, group
 // commit) that has already decided once for each of the hpa-bench workload's benchTargets
 // targets, and those targets' requests.
 func benchServer(b *testing.B, name string) (*server.Server, []*pb.RecommendRequest) {
+	return benchServerOf(b, name, bench.NewWorkload("bench", "bench", benchTargets))
+}
+
+// benchServerOf is benchServer for the targets of wl.
+func benchServerOf(b *testing.B, name string, wl *bench.Workload) (*server.Server, []*pb.RecommendRequest) {
 	var st store.Store
 	if name == "bolt" {
 		bs, err := boltstore.Open(filepath.Join(b.TempDir(), "bench.db"), boltstore.Options{})
@@ -45,8 +50,7 @@ func benchServer(b *testing.B, name string) (*server.Server, []*pb.RecommendRequ
 	if err != nil {
 		b.Fatal(err)
 	}
-	wl := bench.NewWorkload("bench", "bench", benchTargets)
-	reqs := make([]*pb.RecommendRequest, benchTargets)
+	reqs := make([]*pb.RecommendRequest, wl.Targets())
 	for i := range reqs {
 		reqs[i] = wl.Request(i, time.Now())
 		if _, err := srv.Recommend(b.Context(), reqs[i]); err != nil {
@@ -86,6 +90,25 @@ func BenchmarkRecommend(b *testing.B) {
 // CPU per call less grpc-go's transport. bolt only.
 func BenchmarkRecommendWire(b *testing.B) {
 	srv, reqs := benchServer(b, "bolt")
+	benchRecommendWire(b, srv, reqs)
+}
+
+// BenchmarkRecommendWireManySpecs is BenchmarkRecommendWire over 10,000 targets, more than the
+// spec table and the record cache hold, each with a spec of its own: from one template (specs
+// that differ only in scaleTargetRef), as hpa-bench sends by default, or distinct (SetDistinctSpecs).
+func BenchmarkRecommendWireManySpecs(b *testing.B) {
+	for _, distinct := range []bool{false, true} {
+		b.Run(fmt.Sprintf("distinct=%t", distinct), func(b *testing.B) {
+			wl := bench.NewWorkload("bench", "bench", 10*benchTargets)
+			wl.SetDistinctSpecs(distinct)
+			srv, reqs := benchServerOf(b, "bolt", wl)
+			benchRecommendWire(b, srv, reqs)
+		})
+	}
+}
+
+// benchRecommendWire is BenchmarkRecommendWire's measure, the calls of srv about reqs.
+func benchRecommendWire(b *testing.B, srv *server.Server, reqs []*pb.RecommendRequest) {
 	wire := make([][]byte, len(reqs))
 	for i, req := range reqs {
 		var err error
@@ -100,7 +123,7 @@ func BenchmarkRecommendWire(b *testing.B) {
 	b.ResetTimer()
 	b.RunParallel(func(p *testing.PB) {
 		for p.Next() {
-			i := int(next.Add(1) % benchTargets)
+			i := int(next.Add(1) % int64(len(wire)))
 			req := new(pb.RecommendRequest)
 			if err := codec.Unmarshal(mem.BufferSlice{mem.SliceBuffer(wire[i])}, req); err != nil {
 				panic(err)

@@ -785,3 +785,27 @@ func TestSpecTemplates(t *testing.T) {
 		})
 	}
 }
+
+// TestTemplateSharedByTwoSpecs: a template takes an entry only once two different specs
+// (references) have asked for it; the same spec asking again, as a target whose spec the table
+// dropped does on its next call, does not make one.
+func TestTemplateSharedByTwoSpecs(t *testing.T) {
+	var table specTable
+	table.max = 8
+	tmpl, a, b := []byte("template"), []byte("ref a"), []byte("ref b")
+	for i, c := range []struct {
+		ref  []byte
+		want bool
+	}{{a, false}, {a, false}, {b, true}, {a, false}, {b, true}} {
+		if got := table.shares(tmpl, c.ref); got != c.want {
+			t.Fatalf("ask %d (%s): shares %t, want %t", i, c.ref, got, c.want)
+		}
+	}
+	// It remembers at most four templates per entry of the table, then starts over.
+	for i := range 4 * table.max {
+		table.shares([]byte(fmt.Sprint("other template ", i)), a)
+	}
+	if len(table.seen) > 4*table.max {
+		t.Fatalf("%d templates remembered, bound %d", len(table.seen), 4*table.max)
+	}
+}

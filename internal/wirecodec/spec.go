@@ -51,9 +51,9 @@ type specTable struct {
 	mu      sync.RWMutex
 	byBytes map[string]*pb.HorizontalPodAutoscalerSpec
 	shared  map[*pb.HorizontalPodAutoscalerSpec]*sharedSpec
-	seen    map[uint64]struct{} // hashes of templates asked for (seenBefore)
-	size    int                 // bytes of the keys of byBytes
-	max     int                 // most entries (0: none kept), and specKeyBytes per entry of keys
+	seen    map[uint64]uint64 // hashes of templates asked for, to that of their first reference (shares)
+	size    int               // bytes of the keys of byBytes
+	max     int               // most entries (0: none kept), and specKeyBytes per entry of keys
 }
 
 // sharedSpec is a shared message's entry: what the server attached to it, and the template it
@@ -98,22 +98,24 @@ func (t *specTable) shrink(extra int) {
 	}
 }
 
-// seenBefore reports whether a template with the bytes b was asked for before, and remembers
-// that it was. Only a template that two specs share takes an entry of its own: where every
-// spec differs in more than its scaleTargetRef, templates would take half the table and save
-// nothing. It remembers hashes, up to four per entry of the table, then starts over; two
-// templates with one hash only make the second one's first spec a composition.
-func (t *specTable) seenBefore(b []byte) bool {
-	h := maphash.Bytes(templateSeed, b)
+// shares reports whether the template with the bytes b was asked for before with a
+// scaleTargetRef other than ref, that is by two different specs, and remembers the first
+// reference it was asked for with. Only a template that two specs share takes an entry of its
+// own: where every spec differs in more than its scaleTargetRef, templates would take half the
+// table and save nothing. It remembers hashes, up to four templates per entry of the table,
+// then starts over; two templates or references with one hash only change which spec is the
+// first to be composed.
+func (t *specTable) shares(b, ref []byte) bool {
+	h, r := maphash.Bytes(templateSeed, b), maphash.Bytes(templateSeed, ref)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, ok := t.seen[h]; ok {
-		return true
+	if first, ok := t.seen[h]; ok {
+		return first != r
 	}
 	if t.seen == nil || len(t.seen) >= 4*t.max {
-		t.seen = make(map[uint64]struct{})
+		t.seen = make(map[uint64]uint64)
 	}
-	t.seen[h] = struct{}{}
+	t.seen[h] = r
 	return false
 }
 
@@ -255,17 +257,13 @@ func (d *decoder) compose(b []byte) (s, template *pb.HorizontalPodAutoscalerSpec
 	if start < 0 {
 		return nil, nil
 	}
-	r, ok := d.objectRef(ref)
-	if !ok {
-		return nil, nil
-	}
 	rest := b[end:]
 	if start > 0 {
 		rest = append(b[:start:start], rest...) // a copy: the ref is not the spec's first field
 	}
 	template = specs.lookup(rest)
 	if template == nil {
-		if !specs.seenBefore(rest) {
+		if !specs.shares(rest, ref) {
 			return nil, nil // a template of one spec so far: decode the spec whole
 		}
 		t := new(pb.HorizontalPodAutoscalerSpec)
@@ -275,6 +273,10 @@ func (d *decoder) compose(b []byte) (s, template *pb.HorizontalPodAutoscalerSpec
 		template = specs.add(rest, t, nil)
 	}
 	if len(template.ProtoReflect().GetUnknown()) > 0 {
+		return nil, nil
+	}
+	r, ok := d.objectRef(ref)
+	if !ok {
 		return nil, nil
 	}
 	return &pb.HorizontalPodAutoscalerSpec{
