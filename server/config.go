@@ -41,8 +41,10 @@ type Config struct {
 	BoltCachedTargets int
 	// CachedSpecs is how many distinct specs the server keeps decoded and converted (default
 	// 4096, a few KB each; 0: the default; negative: none). Every target sends its spec with
-	// each Recommend: a target whose spec is not kept pays decoding and converting it again.
-	// The table is the process's (wirecodec's): the last server created sets it.
+	// each Recommend: a target whose spec is not kept pays decoding and converting it again,
+	// unless another spec kept differs from it only in scaleTargetRef (a template, converted
+	// once; each spec made from it then costs well under 1 KB). The table is the process's
+	// (wirecodec's): the last server created sets it.
 	CachedSpecs int
 	// EtcdEndpoints and EtcdPrefix configure the etcd backend.
 	EtcdEndpoints []string
@@ -124,7 +126,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Store, "store", c.Store, "store backend: bolt, memory or etcd")
 	fs.StringVar(&c.BoltPath, "bolt-path", c.BoltPath, "bbolt database file; its write-ahead log is the directory <file>.wal beside it")
 	fs.IntVar(&c.BoltCachedTargets, "bolt-cached-targets", c.BoltCachedTargets, "decoded target records the bbolt store keeps in memory to speed up updates (0: the default, negative: none)")
-	fs.IntVar(&c.CachedSpecs, "cached-specs", c.CachedSpecs, "distinct specs kept decoded and converted, a few KB each; a target whose spec is not kept pays converting it on every call (0: the default, negative: none)")
+	fs.IntVar(&c.CachedSpecs, "cached-specs", c.CachedSpecs, "distinct specs kept decoded and converted, a few KB each (under 1 KB for specs that differ from another kept one only in scaleTargetRef); a target whose spec is not kept pays converting it on every call (0: the default, negative: none)")
 	fs.Var(listFlag{&c.EtcdEndpoints}, "etcd-endpoints", "comma-separated etcd endpoints")
 	fs.StringVar(&c.EtcdPrefix, "etcd-prefix", c.EtcdPrefix, "key prefix in etcd")
 	fs.StringVar(&c.EtcdCA, "etcd-ca", c.EtcdCA, "CA bundle that verifies etcd's certificate (PEM; enables TLS to etcd; default roots: the system's)")

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -277,4 +279,64 @@ func scenarioRequests(t testing.TB, n int) []json.RawMessage {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// BenchmarkSpecTableMemory reports the live heap each spec kept costs (heap-B/spec): its
+// entries in the codec's table, its message, and the server's conversion, after 4,000 specs of
+// a fleet decoded by the server's codec and converted, each spec kept by the table. Specs
+// from one template differ only in scaleTargetRef; distinct ones also in a label selector.
+func BenchmarkSpecTableMemory(b *testing.B) {
+	const n = 4000
+	for _, distinct := range []bool{false, true} {
+		b.Run(fmt.Sprintf("distinct=%t", distinct), func(b *testing.B) {
+			wire := make([][]byte, n)
+			for i := range wire {
+				spec := &pb.HorizontalPodAutoscalerSpec{
+					ScaleTargetRef: &pb.CrossVersionObjectReference{ApiVersion: "apps/v1", Kind: "Deployment", Name: fmt.Sprint("web-", i)},
+					MinReplicas:    proto.Int32(2),
+					MaxReplicas:    40,
+					Metrics: []*pb.MetricSpec{
+						{Type: "Resource", Resource: &pb.ResourceMetricSource{Name: "cpu", Target: &pb.MetricTarget{Type: "Utilization", AverageUtilization: proto.Int32(60)}}},
+						{Type: "External", External: &pb.ExternalMetricSource{
+							Metric: &pb.MetricIdentifier{Name: "queue_messages_ready", Selector: &pb.LabelSelector{MatchLabels: map[string]string{"queue": "work"}}},
+							Target: &pb.MetricTarget{Type: "AverageValue", AverageValue: proto.String("30")},
+						}},
+					},
+					Behavior: &pb.HorizontalPodAutoscalerBehavior{ScaleDown: &pb.HPAScalingRules{
+						StabilizationWindowSeconds: proto.Int32(30),
+						Policies:                   []*pb.HPAScalingPolicy{{Type: "Percent", Value: 20, PeriodSeconds: 15}},
+					}},
+				}
+				if distinct {
+					spec.Metrics[1].External.Metric.Selector.MatchLabels["queue"] = fmt.Sprint("work-", i)
+				}
+				var err error
+				if wire[i], err = proto.Marshal(&pb.RecommendRequest{Spec: spec}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var perSpec float64
+			for b.Loop() {
+				wirecodec.SetSpecTableSize(-1) // empty
+				wirecodec.SetSpecTableSize(0)
+				s := &Server{cfg: DefaultConfig()}
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				kept := make([]*specEntry, n)
+				for i, w := range wire {
+					m := new(pb.RecommendRequest)
+					if err := (wirecodec.Codec{}).Unmarshal(mem.BufferSlice{mem.SliceBuffer(w)}, m); err != nil {
+						b.Fatal(err)
+					}
+					kept[i] = s.specs.get(m.Spec)
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				perSpec = float64(after.HeapAlloc-before.HeapAlloc) / n
+				runtime.KeepAlive(kept)
+			}
+			b.ReportMetric(perSpec, "heap-B/spec")
+		})
+	}
 }

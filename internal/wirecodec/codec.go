@@ -7,7 +7,8 @@
 // decoder here allocates the request's messages of each kind in one slice, sizes maps, and
 // shares one string among equal short strings: a quarter of the allocations, and a fraction
 // of the time (BenchmarkDecodeRecommendRequest). Requests that send the same spec bytes get one
-// shared spec message (spec.go), to which the server attaches its converted spec (Attach), and
+// shared spec message (spec.go), to which the server attaches its converted spec (Attach);
+// specs that differ only in scaleTargetRef are composed of one shared template (Template); and
 // a container that repeats the one before it in a request is that message again. A decoded
 // request is therefore read-only: the server never modifies one. With Pooled (the server's
 // codec), a request's messages come from recycled slabs that the server hands back with Release
