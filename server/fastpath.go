@@ -24,8 +24,9 @@ const maxCachedSpecs = 4096
 // shares (wirecodec.Interned) keeps its conversion attached to the message (wirecodec.Attach),
 // found by address, for as long as the codec keeps the message; one the codec composed of a
 // template (wirecodec.Template) is converted as the template's entry with its own
-// scaleTargetRef (convertShared). Any other spec is found by its deterministic wire encoding. Equal encodings are equal specs, so a hit returns exactly what
-// converting would. The zero value is ready to use.
+// scaleTargetRef (convertShared). Any other spec is found by its deterministic wire encoding.
+// Equal encodings are equal specs, so a hit returns exactly what converting would. The zero
+// value is ready to use.
 type specCache struct {
 	mu    sync.RWMutex
 	m     map[string]*specEntry // specs the codec does not share, by their encoding
