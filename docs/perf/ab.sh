@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Paired runs of two server builds, alternating, driven by one hpa-bench build; the way every
+# pass since the third compared a change with the build before it. Run from the repository root:
+#   docs/perf/ab.sh OLD_BIN NEW_BIN OUT_DIR TARGETS PAIRS [hpa-bench flags...]
+# e.g. (the seventh pass's 10k rows):
+#   git worktree add /tmp/old 8d5bc1a && (cd /tmp/old && go build -o /tmp/srv-old ./cmd/hpa-recommender)
+#   go build -o /tmp/srv-new ./cmd/hpa-recommender
+#   docs/perf/ab.sh /tmp/srv-old /tmp/srv-new /tmp/ab 10000 3 --concurrency 64 --rate 2000 --duration 8s --warmup 2s --repeat 1
+# Each run starts a fresh server (bbolt in a temporary directory) on 127.0.0.1:50091 and writes
+# OUT_DIR/{old,new}-TARGETS-PAIR.{txt,json}; the service and baseline rows are echoed.
+set -euo pipefail
+[[ $# -ge 5 ]] || { sed -n 2,9p "$0" >&2; exit 2; }
+old=$1 new=$2 out=$3 targets=$4 pairs=$5
+shift 5
+mkdir -p "$out" bin
+go build -o bin/hpa-bench ./cmd/hpa-bench
+for p in $(seq 1 "$pairs"); do
+	for b in old new; do
+		srv=$old
+		[[ $b == new ]] && srv=$new
+		d=$(mktemp -d)
+		"$srv" --store bolt --bolt-path "$d/x.db" --metrics-listen '' --listen 127.0.0.1:50091 2>"$d/server.log" &
+		pid=$!
+		until (echo >/dev/tcp/127.0.0.1/50091) 2>/dev/null; do sleep 0.1; done
+		bin/hpa-bench --addr 127.0.0.1:50091 --baseline --server-pid "$pid" --store-file "$d/x.db" --targets "$targets" \
+			--quiet --json-out "$out/$b-$targets-$p.json" "$@" >"$out/$b-$targets-$p.txt"
+		kill "$pid"
+		wait "$pid" || true
+		rm -rf "$d"
+		echo "== $b, pair $p"
+		grep -E '^(service|baseline)' "$out/$b-$targets-$p.txt"
+	done
+done
