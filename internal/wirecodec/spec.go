@@ -107,6 +107,12 @@ func (t *specTable) shrink(extra int) {
 // first to be composed.
 func (t *specTable) shares(b, ref []byte) bool {
 	h, r := maphash.Bytes(templateSeed, b), maphash.Bytes(templateSeed, ref)
+	t.mu.RLock()
+	first, ok := t.seen[h]
+	t.mu.RUnlock()
+	if ok { // most often a spec the table dropped, asking again: no write lock
+		return first != r
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if first, ok := t.seen[h]; ok {
