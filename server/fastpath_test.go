@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc/mem"
@@ -16,6 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/hpa-recommender/hpa-recommender/clients/bench"
 	"github.com/hpa-recommender/hpa-recommender/internal/apiconv"
 	"github.com/hpa-recommender/hpa-recommender/internal/wirecodec"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
@@ -282,36 +284,20 @@ func scenarioRequests(t testing.TB, n int) []json.RawMessage {
 }
 
 // BenchmarkSpecTableMemory reports the live heap each spec kept costs (heap-B/spec): its
-// entries in the codec's table, its message, and the server's conversion, after 4,000 specs of
-// a fleet decoded by the server's codec and converted, each spec kept by the table. Specs
-// from one template differ only in scaleTargetRef; distinct ones also in a label selector.
+// entries in the codec's table, its message, and the server's conversion, after the specs of
+// 4,000 of hpa-bench's targets were decoded by the server's codec and converted, each kept by
+// the table. Specs from one template differ only in scaleTargetRef; distinct ones also in a
+// label selector (bench.Workload.SetDistinctSpecs).
 func BenchmarkSpecTableMemory(b *testing.B) {
 	const n = 4000
 	for _, distinct := range []bool{false, true} {
 		b.Run(fmt.Sprintf("distinct=%t", distinct), func(b *testing.B) {
+			wl := bench.NewWorkload("bench", "bench", n)
+			wl.SetDistinctSpecs(distinct)
 			wire := make([][]byte, n)
 			for i := range wire {
-				spec := &pb.HorizontalPodAutoscalerSpec{
-					ScaleTargetRef: &pb.CrossVersionObjectReference{ApiVersion: "apps/v1", Kind: "Deployment", Name: fmt.Sprint("web-", i)},
-					MinReplicas:    proto.Int32(2),
-					MaxReplicas:    40,
-					Metrics: []*pb.MetricSpec{
-						{Type: "Resource", Resource: &pb.ResourceMetricSource{Name: "cpu", Target: &pb.MetricTarget{Type: "Utilization", AverageUtilization: proto.Int32(60)}}},
-						{Type: "External", External: &pb.ExternalMetricSource{
-							Metric: &pb.MetricIdentifier{Name: "queue_messages_ready", Selector: &pb.LabelSelector{MatchLabels: map[string]string{"queue": "work"}}},
-							Target: &pb.MetricTarget{Type: "AverageValue", AverageValue: proto.String("30")},
-						}},
-					},
-					Behavior: &pb.HorizontalPodAutoscalerBehavior{ScaleDown: &pb.HPAScalingRules{
-						StabilizationWindowSeconds: proto.Int32(30),
-						Policies:                   []*pb.HPAScalingPolicy{{Type: "Percent", Value: 20, PeriodSeconds: 15}},
-					}},
-				}
-				if distinct {
-					spec.Metrics[1].External.Metric.Selector.MatchLabels["queue"] = fmt.Sprint("work-", i)
-				}
 				var err error
-				if wire[i], err = proto.Marshal(&pb.RecommendRequest{Spec: spec}); err != nil {
+				if wire[i], err = proto.Marshal(&pb.RecommendRequest{Spec: wl.Request(i, time.Now()).Spec}); err != nil {
 					b.Fatal(err)
 				}
 			}
