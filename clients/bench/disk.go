@@ -6,28 +6,55 @@ import (
 	"time"
 )
 
-// ProbeDisk measures the disk under dir as a bbolt commit uses it: it rewrites one 4 KiB block
-// of a scratch file and fdatasyncs it, back to back, for d, and returns the latency of each
-// write-and-sync. Run before the load (on an idle server), it says how much of the service's
-// latency the disk alone can explain: every durable commit waits for at least two such syncs.
-func ProbeDisk(dir string, d time.Duration) (Latency, error) {
+// DiskSync is what ProbeDisk measured: the latency of each write-and-sync, and the CPU time
+// each cost.
+type DiskSync struct {
+	Latency
+	// CPU is this process's CPU time (user and system) per write-and-sync, most of it the
+	// kernel's work for the sync: a durable commit of the service pays it once more for every
+	// sync, on top of the time it waits. 0 where the platform does not report it.
+	CPU time.Duration `json:"cpu_per_sync_ns"`
+}
+
+// ProbeDisk measures the disk under dir as a durable commit uses it: it rewrites one 4 KiB
+// block of a scratch file and fdatasyncs it, back to back, for d, and returns the latency of
+// each write-and-sync and the CPU each took. Run before the load (on an idle server), it says
+// how much of the service's latency and CPU per call the disk alone can explain: every
+// durable commit waits for at least one such sync (the bbolt store's write-ahead log; bbolt
+// itself syncs twice per commit).
+func ProbeDisk(dir string, d time.Duration) (DiskSync, error) {
 	f, err := os.CreateTemp(dir, ".hpa-bench-disk-probe-*")
 	if err != nil {
-		return Latency{}, fmt.Errorf("disk probe: %w", err)
+		return DiskSync{}, fmt.Errorf("disk probe: %w", err)
 	}
 	defer os.Remove(f.Name())
 	defer f.Close()
 	block := make([]byte, 4096)
 	var rec Recorder
+	cpu0 := processCPU()
 	for end := time.Now().Add(d); time.Now().Before(end); {
 		start := time.Now()
 		if _, err := f.WriteAt(block, 0); err != nil {
-			return Latency{}, fmt.Errorf("disk probe: %w", err)
+			return DiskSync{}, fmt.Errorf("disk probe: %w", err)
 		}
 		if err := fdatasync(f); err != nil {
-			return Latency{}, fmt.Errorf("disk probe: %w", err)
+			return DiskSync{}, fmt.Errorf("disk probe: %w", err)
 		}
 		rec.Record(time.Since(start))
 	}
-	return rec.Summary(), nil
+	out := DiskSync{Latency: rec.Summary()}
+	if cpu := processCPU() - cpu0; cpu0 > 0 && out.Count > 0 {
+		out.CPU = cpu / time.Duration(out.Count)
+	}
+	return out, nil
+}
+
+// String is the probe's line in the report: "N write+fdatasync of 4 KiB, p50 … p99 … max …",
+// then the CPU per sync when measured.
+func (d DiskSync) String() string {
+	s := fmt.Sprintf("%d write+fdatasync of 4 KiB, p50 %s p99 %s max %s", d.Count, ms(d.P50), ms(d.P99), ms(d.Max))
+	if d.CPU > 0 {
+		s += fmt.Sprintf(", %.0fµs CPU each", float64(d.CPU)/1e3)
+	}
+	return s
 }

@@ -2,6 +2,8 @@ package bench
 
 import (
 	"os"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -14,6 +16,14 @@ func TestProbeDisk(t *testing.T) {
 	}
 	if lat.Count == 0 || lat.P50 <= 0 || lat.P50 > lat.P99 || lat.P99 > lat.Max {
 		t.Errorf("probe summary %+v: want samples with 0 < p50 <= p99 <= max", lat)
+	}
+	// A write and a sync are system calls: each costs some CPU. (No upper bound: other tests
+	// of this package may run in the same process meanwhile.)
+	if runtime.GOOS == "linux" && lat.CPU <= 0 {
+		t.Errorf("CPU per sync %s: want it measured", lat.CPU)
+	}
+	if line := lat.String(); runtime.GOOS == "linux" && !strings.Contains(line, "µs CPU each") {
+		t.Errorf("report line %q does not give the CPU per sync", line)
 	}
 	left, err := os.ReadDir(dir)
 	if err != nil {

@@ -162,7 +162,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintln(w)
 	}
 	if d := r.Disk; d != nil {
-		fmt.Fprintf(w, "disk before the load: %d write+fdatasync of 4 KiB, p50 %s p99 %s max %s\n", d.Count, ms(d.P50), ms(d.P99), ms(d.Max))
+		fmt.Fprintf(w, "disk before the load: %s\n", d)
 	}
 	fmt.Fprintln(tw, "server\tload\trecommend/s\tp50\tp90\tp99\tmax\terrors\tscaled\tsrv cores\tsrv cpu/call\tsrv RSS\tgen cores\tgen lag p99\tx base rps\tx base p99\t")
 	for _, row := range r.Summary {

@@ -164,7 +164,7 @@ type Report struct {
 	LoadAvgAt string     `json:"loadavg_end"`
 	Populated *Populated `json:"populated,omitempty"`
 	// Disk is ProbeDisk's measure of the store's disk, taken before the load.
-	Disk    *Latency `json:"disk_sync,omitempty"`
+	Disk    *DiskSync `json:"disk_sync,omitempty"`
 	Runs    []Result `json:"runs"`
 	Summary []Row    `json:"summary"`
 }
@@ -176,12 +176,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	rep := &Report{Config: cfg, Started: time.Now(), LoadAvg: loadAvg()}
 	if cfg.StoreFile != "" && cfg.DiskProbe > 0 {
-		lat, err := ProbeDisk(filepath.Dir(cfg.StoreFile), cfg.DiskProbe)
+		disk, err := ProbeDisk(filepath.Dir(cfg.StoreFile), cfg.DiskProbe)
 		if err != nil {
 			return nil, err
 		}
-		rep.Disk = &lat
-		cfg.progress("disk: %d write+fdatasync of 4 KiB, p50 %s p99 %s max %s", lat.Count, ms(lat.P50), ms(lat.P99), ms(lat.Max))
+		rep.Disk = &disk
+		cfg.progress("disk: %s", disk)
 	}
 	wl := NewWorkload(cfg.Cluster, cfg.Namespace, cfg.Targets)
 	wl.SetLoadSwing(cfg.LoadSwing)
