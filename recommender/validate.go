@@ -150,9 +150,16 @@ func validateSpec(spec *Spec, p *field.Path) field.ErrorList {
 }
 
 // ObjectReferenceValid reports whether ValidateSpec finds nothing wrong with ref as a spec's
-// scaleTargetRef; the zero reference (none) is valid.
+// scaleTargetRef; the zero reference (none) is valid. It is called for every spec composed from
+// a template (server), so it checks what validateObjectReference checks without building a
+// field path.
 func ObjectReferenceValid(ref ObjectReference) bool {
-	return ref == (ObjectReference{}) || len(validateObjectReference(ref, field.NewPath("scaleTargetRef"))) == 0
+	return ref == (ObjectReference{}) || pathSegmentValid(ref.Kind) && pathSegmentValid(ref.Name)
+}
+
+// pathSegmentValid reports whether validatePathSegment finds nothing wrong with value.
+func pathSegmentValid(value string) bool {
+	return value != "" && len(pathvalidation.IsValidPathSegmentName(value)) == 0
 }
 
 // validateObjectReference is upstream's ValidateCrossVersionObjectReference.
@@ -484,31 +491,40 @@ func validateObservations(in *Input, root *field.Path, limits Limits) field.Erro
 	if in.StatusReplicas < 0 {
 		errs = append(errs, field.Invalid(root.Child("statusReplicas"), in.StatusReplicas, "must be greater than or equal to 0"))
 	}
-	errs = append(errs, validatePods(in.Pods, root.Child("pods"), limits)...)
-
-	mp := root.Child("metrics")
+	// Every decision request is checked here, and nearly all are valid: the field paths are
+	// built only for a part that has something to report.
+	if !podsValid(in.Pods, limits) {
+		errs = append(errs, validatePods(in.Pods, root.Child("pods"), limits)...)
+	}
 	if in.Spec != nil {
 		if want := len(in.Spec.Metrics); want == 0 && len(in.Metrics) != 1 {
-			errs = append(errs, field.Invalid(mp, len(in.Metrics),
+			errs = append(errs, field.Invalid(root.Child("metrics"), len(in.Metrics),
 				"must have exactly 1 entry: an empty spec.metrics means the default cpu utilization metric"))
 		} else if want > 0 && len(in.Metrics) != want {
-			errs = append(errs, field.Invalid(mp, len(in.Metrics),
+			errs = append(errs, field.Invalid(root.Child("metrics"), len(in.Metrics),
 				fmt.Sprintf("must have exactly %d entries, one per spec.metrics entry in the same order", want)))
 		}
 	}
 	for i := range in.Metrics {
-		errs = append(errs, validatePodSamples(in.Metrics[i].PodSamples, mp.Index(i).Child("podValues"), limits)...)
+		if samples := in.Metrics[i].PodSamples; !podSamplesValid(samples, limits) {
+			p := root.Child("metrics").Index(i).Child("podValues")
+			errs = append(errs, validatePodSamples(samples, p, limits)...)
+		}
 	}
 	return errs
 }
 
+// podsValid reports whether validatePods finds nothing wrong with pods, without building a
+// field path.
+func podsValid(pods []Pod, limits Limits) bool {
+	return (limits.MaxPods <= 0 || len(pods) <= limits.MaxPods) && podsClean(pods)
+}
+
+// validatePods checks the limit, then every rule (checkPods); podsValid is its fast path.
 func validatePods(pods []Pod, p *field.Path, limits Limits) field.ErrorList {
 	if limits.MaxPods > 0 && len(pods) > limits.MaxPods {
 		// Checking each of too many pods would only make the error list huge.
 		return field.ErrorList{field.TooMany(p, len(pods), limits.MaxPods)}
-	}
-	if podsClean(pods) {
-		return nil
 	}
 	return checkPods(pods, p)
 }
@@ -576,12 +592,17 @@ func validateRequests(reqs map[string]resource.Quantity, p *field.Path) field.Er
 	return errs
 }
 
+// podSamplesValid reports whether validatePodSamples finds nothing wrong with samples,
+// without building a field path.
+func podSamplesValid(samples []PodSample, limits Limits) bool {
+	return (limits.MaxPods <= 0 || len(samples) <= limits.MaxPods) && podSamplesClean(samples)
+}
+
+// validatePodSamples checks the limit, then every rule (checkPodSamples); podSamplesValid is
+// its fast path.
 func validatePodSamples(samples []PodSample, p *field.Path, limits Limits) field.ErrorList {
 	if limits.MaxPods > 0 && len(samples) > limits.MaxPods {
 		return field.ErrorList{field.TooMany(p, len(samples), limits.MaxPods)}
-	}
-	if podSamplesClean(samples) {
-		return nil
 	}
 	return checkPodSamples(samples, p)
 }

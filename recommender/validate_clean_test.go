@@ -83,3 +83,25 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
+
+// TestObjectReferenceValidAgrees checks that ObjectReferenceValid, which builds no field path,
+// says "valid" exactly when validateObjectReference (what ValidateSpec runs on a set
+// scaleTargetRef) finds nothing, for references that break each rule alone.
+func TestObjectReferenceValidAgrees(t *testing.T) {
+	segments := []string{"", "web", "Deployment", ".", "..", "a/b", "a%b", "web-1.v2", "..x", "x.."}
+	for _, kind := range segments {
+		for _, name := range segments {
+			ref := ObjectReference{APIVersion: "apps/v1", Kind: kind, Name: name}
+			want := len(validateObjectReference(ref, nil)) == 0
+			if got := ObjectReferenceValid(ref); got != want {
+				t.Errorf("ObjectReferenceValid(%+v) = %v, validateObjectReference found nothing = %v", ref, got, want)
+			}
+		}
+	}
+	if !ObjectReferenceValid(ObjectReference{}) {
+		t.Error("the zero reference (none) is not valid")
+	}
+	if ObjectReferenceValid(ObjectReference{APIVersion: "apps/v1"}) {
+		t.Error("a reference with an API version but no kind or name is valid")
+	}
+}
