@@ -2,10 +2,12 @@ package recommender
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // FuzzCleanChecksAgree checks that the allocation-free fast paths (podsClean,
@@ -73,6 +75,17 @@ func FuzzCleanChecksAgree(f *testing.F) {
 		}
 		if got, want := podSamplesClean(samples), len(checkPodSamples(samples, nil)) == 0; got != want {
 			t.Errorf("podSamplesClean = %v, validatePodSamples found nothing = %v, samples %+v", got, want, samples)
+		}
+		// ValidateObservations builds field paths only for a part its fast checks reject: it
+		// must report what the full checks do, with the paths they are given, in their order,
+		// with and without a pod limit (the knobs make up to 7 pods; the seeds up to 5).
+		for _, limits := range []Limits{{}, {MaxPods: 3}} {
+			in := &Input{Pods: pods, Metrics: []Observation{{}, {PodSamples: samples}}}
+			want := toFieldErrors(append(validatePods(pods, field.NewPath("pods"), limits),
+				validatePodSamples(samples, field.NewPath("metrics").Index(1).Child("podValues"), limits)...))
+			if got := ValidateObservations(in, "", limits); !reflect.DeepEqual(got, want) {
+				t.Errorf("ValidateObservations with %+v = %v, the full checks find %v", limits, got, want)
+			}
 		}
 	})
 }
