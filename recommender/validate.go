@@ -514,8 +514,9 @@ func validateObservations(in *Input, root *field.Path, limits Limits) field.Erro
 	return errs
 }
 
-// podsValid reports whether validatePods finds nothing wrong with pods, without building a
-// field path.
+// podsValid reports, without building a field path, that validatePods would find nothing
+// wrong with pods; false means "check them" (podsClean is conservative for pods with many
+// containers).
 func podsValid(pods []Pod, limits Limits) bool {
 	return (limits.MaxPods <= 0 || len(pods) <= limits.MaxPods) && podsClean(pods)
 }
@@ -592,8 +593,8 @@ func validateRequests(reqs map[string]resource.Quantity, p *field.Path) field.Er
 	return errs
 }
 
-// podSamplesValid reports whether validatePodSamples finds nothing wrong with samples,
-// without building a field path.
+// podSamplesValid reports, without building a field path, that validatePodSamples would find
+// nothing wrong with samples; false means "check them".
 func podSamplesValid(samples []PodSample, limits Limits) bool {
 	return (limits.MaxPods <= 0 || len(samples) <= limits.MaxPods) && podSamplesClean(samples)
 }
