@@ -96,8 +96,9 @@ build: ## Build every package
 	$(GO) build ./...
 
 .PHONY: run
-run: ## Run the service on 127.0.0.1:50051 (bbolt at ./data)
-	$(GO) run ./cmd/hpa-recommender
+run: bin/hpa-recommender ## Run the service on 127.0.0.1:50051 (bbolt at ./data); Ctrl-C stops it cleanly
+	@# exec: the service itself takes the interrupt, drains, and its exit status (0) is make's.
+	exec $(BIN)/hpa-recommender
 
 .PHONY: crashtest
 crashtest: ## Kill -9 the real binary under load 20 times, bbolt alone and one etcd replica of three (CRASHTEST_ITERATIONS, CRASHTEST_SEED); verify every acknowledged write survived
