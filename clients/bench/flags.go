@@ -26,6 +26,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.ServerPID, "server-pid", c.ServerPID, "the service's pid, for its CPU and RSS (0: not reported)")
 	fs.StringVar(&c.StoreFile, "store-file", c.StoreFile, "the service's bbolt file, for its size per target")
 	fs.DurationVar(&c.DiskProbe, "disk-probe", c.DiskProbe, "with --store-file, first measure write+fdatasync latency in its directory for this long (0: off)")
+	fs.DurationVar(&c.LoopbackProbe, "loopback-probe", c.LoopbackProbe, "first measure round trips of 64 bytes over loopback TCP for this long: the machine's per-call floor, to compare runs of different days (0: off)")
 	fs.IntVar(&c.Hostile, "hostile", c.Hostile, "callers sending malformed, huge, oversized, abandoned and slow calls alongside each service run")
 	fs.DurationVar(&c.CallTimeout, "call-timeout", c.CallTimeout, "deadline of each call")
 	fs.BoolVar(&c.SharedSpec, "shared-spec", c.SharedSpec, "every target sends one and the same spec (the tool's payload before 2026-11-25), instead of a spec naming its own Deployment")

@@ -164,6 +164,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if d := r.Disk; d != nil {
 		fmt.Fprintf(w, "disk before the load: %s\n", d)
 	}
+	if l := r.Loopback; l != nil {
+		fmt.Fprintf(w, "loopback before the load: %s\n", l)
+	}
 	fmt.Fprintln(tw, "server\tload\trecommend/s\tp50\tp90\tp99\tmax\terrors\tscaled\tsrv cores\tsrv cpu/call\tsrv RSS\tgen cores\tgen lag p99\tx base rps\tx base p99\t")
 	for _, row := range r.Summary {
 		load := "c=" + strconv.Itoa(row.Concurrency)

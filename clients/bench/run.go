@@ -55,6 +55,10 @@ type Config struct {
 	// DiskProbe, with StoreFile, first measures write-and-fdatasync latency in the store
 	// file's directory for that long, before any load (0: not measured; default 2s).
 	DiskProbe time.Duration
+	// LoopbackProbe first measures round trips of a small message over loopback TCP for that
+	// long, before any load (0: not measured; default 1s): the machine's cost of a wake-up
+	// and a system call, which sets every call's floor (see ProbeLoopback).
+	LoopbackProbe time.Duration
 	// Hostile adds that many callers sending malformed, huge, oversized, abandoned and slow
 	// calls to the service during each measured run (default 0); the good calls' latency is
 	// what the run reports, and the server's file descriptors and threads are compared
@@ -81,7 +85,8 @@ func DefaultConfig() Config {
 		Addr: "127.0.0.1:50051", Conns: 1, Targets: 1000, Cluster: "bench", Namespace: "bench",
 		Populate: true, PopulateConcurrency: 64, Concurrency: []int{64}, MaxInflight: 512,
 		Warmup: 2 * time.Second, Duration: 10 * time.Second, Repeat: 3,
-		CallTimeout: 10 * time.Second, DiskProbe: 2 * time.Second, LoadSwing: DefaultLoadSwing,
+		CallTimeout: 10 * time.Second, DiskProbe: 2 * time.Second, LoopbackProbe: time.Second,
+		LoadSwing: DefaultLoadSwing,
 	}
 }
 
@@ -107,8 +112,8 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("--rate %g must be positive", r))
 		}
 	}
-	if c.Duration <= 0 || c.Warmup < 0 || c.CallTimeout <= 0 || c.DiskProbe < 0 {
-		errs = append(errs, errors.New("--duration and --call-timeout must be positive, --warmup and --disk-probe not negative"))
+	if c.Duration <= 0 || c.Warmup < 0 || c.CallTimeout <= 0 || c.DiskProbe < 0 || c.LoopbackProbe < 0 {
+		errs = append(errs, errors.New("--duration and --call-timeout must be positive, --warmup, --disk-probe and --loopback-probe not negative"))
 	}
 	if c.SharedSpec && c.DistinctSpecs {
 		errs = append(errs, errors.New("--shared-spec and --distinct-specs exclude each other"))
@@ -164,9 +169,11 @@ type Report struct {
 	LoadAvgAt string     `json:"loadavg_end"`
 	Populated *Populated `json:"populated,omitempty"`
 	// Disk is ProbeDisk's measure of the store's disk, taken before the load.
-	Disk    *DiskSync `json:"disk_sync,omitempty"`
-	Runs    []Result `json:"runs"`
-	Summary []Row    `json:"summary"`
+	Disk *DiskSync `json:"disk_sync,omitempty"`
+	// Loopback is ProbeLoopback's measure of the machine, taken before the load.
+	Loopback *RoundTrip `json:"loopback,omitempty"`
+	Runs     []Result   `json:"runs"`
+	Summary  []Row      `json:"summary"`
 }
 
 // Run measures per cfg and returns the report.
@@ -182,6 +189,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		rep.Disk = &disk
 		cfg.progress("disk: %s", disk)
+	}
+	if cfg.LoopbackProbe > 0 {
+		rt, err := ProbeLoopback(cfg.LoopbackProbe)
+		if err != nil {
+			return nil, err
+		}
+		rep.Loopback = &rt
+		cfg.progress("loopback: %s", rt)
 	}
 	wl := NewWorkload(cfg.Cluster, cfg.Namespace, cfg.Targets)
 	wl.SetLoadSwing(cfg.LoadSwing)

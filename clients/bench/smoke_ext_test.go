@@ -31,9 +31,13 @@ func TestSmoke(t *testing.T) {
 	bc.Duration = 300 * time.Millisecond
 	bc.Repeat = 1
 	bc.ServerPID = os.Getpid()
+	bc.LoopbackProbe = 50 * time.Millisecond
 	rep, err := bench.Run(t.Context(), bc)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if rep.Loopback == nil || rep.Loopback.Count == 0 {
+		t.Errorf("loopback probe = %+v, want round trips measured before the load", rep.Loopback)
 	}
 	if p := rep.Populated; p == nil || p.Targets != 20 || p.Errors != 0 {
 		t.Errorf("populated = %+v, want 20 targets without errors", p)
@@ -60,6 +64,9 @@ func TestSmoke(t *testing.T) {
 	}
 	if !strings.Contains(table.String(), "targets 20 (a spec per target)") {
 		t.Errorf("the table does not say which payload it measured:\n%s", table.String())
+	}
+	if !strings.Contains(table.String(), "\nloopback before the load: ") || !strings.Contains(js.String(), `"cpu_per_round_trip_ns"`) {
+		t.Errorf("outputs miss the loopback probe:\n%s", table.String())
 	}
 	if !strings.Contains(table.String(), "rate=200") || !strings.Contains(js.String(), `"throughput_ratio"`) {
 		t.Errorf("outputs miss the open-loop row or the ratios:\n%s", table.String())
