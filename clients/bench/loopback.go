@@ -26,9 +26,9 @@ const loopbackMessage = 64
 // ProbeLoopback measures what this machine charges for the smallest exchange over loopback
 // TCP: one goroutine sends loopbackMessage bytes to another, which sends them back, back to
 // back for d, and it returns the latency of each round trip and the CPU each took. Run before
-// the load, it gauges the part of a gRPC call's cost that no server code decides: on the same
-// VM it has varied by the hour, and with it the no-op server's CPU per call (54-59 µs one day,
-// 106 µs another). Tables measured on different days compare only next to it.
+// the load, it gauges the part of a gRPC call's cost that no server code decides, which on one
+// VM has varied from day to day: the no-op server's CPU per call was 54-59 µs one day and
+// 106 µs the next. Tables measured on different days compare only next to it.
 func ProbeLoopback(d time.Duration) (RoundTrip, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
