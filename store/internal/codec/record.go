@@ -267,14 +267,47 @@ type metricExplV1 struct {
 	Error       string `json:"error,omitempty"`
 }
 
-// Marshal encodes t (its Key included, its Revision replaced by rev; 0 omits it).
-func Marshal(t *store.Target, rev int64) ([]byte, error) {
+// Format is an encoding of records: JSON (record formats 1 and 2) or Binary (format 3). The
+// package functions Marshal, MarshalNormalized, MarshalNormalizedAfter and MarshalUnrevised
+// write JSON; a Format's methods of the same names write its own. Whatever the format,
+// Unmarshal, Revision, LastSeen and Unrevised.Revise read it, and Normalize gives what decoding
+// gives: the formats hold the same records.
+type Format struct{ binary bool }
+
+var (
+	// JSON is record format 2: readable, and what the etcd and memory stores write.
+	JSON = Format{}
+	// Binary is record format 3 (binary.go): what the bbolt store writes.
+	Binary = Format{binary: true}
+)
+
+// String is "json" or "binary".
+func (f Format) String() string {
+	if f.binary {
+		return "binary"
+	}
+	return "json"
+}
+
+// encode is withEncoding or withBinary.
+func (f Format) encode(r *recordV1, spec []byte, use func(record, spec []byte)) error {
+	if f.binary {
+		return withBinary(r, spec, use)
+	}
+	return withEncoding(r, spec, use)
+}
+
+// Marshal encodes t (its Key included, its Revision replaced by rev; 0 omits it) as JSON.
+func Marshal(t *store.Target, rev int64) ([]byte, error) { return JSON.Marshal(t, rev) }
+
+// Marshal encodes t (its Key included, its Revision replaced by rev; 0: none) in f.
+func (f Format) Marshal(t *store.Target, rev int64) ([]byte, error) {
 	r := encRecord(t, rev)
-	b, err := encodeRecord(&r)
-	if err != nil {
+	var out []byte
+	if err := f.encode(&r, nil, func(b, _ []byte) { out = bytes.Clone(b) }); err != nil {
 		return nil, fmt.Errorf("encode target %s: %w", t.Key, err)
 	}
-	return b, nil
+	return out, nil
 }
 
 // MarshalNormalized is Marshal(t, 0), ready for a revision (Unrevised), and Normalize(t) at
@@ -288,15 +321,23 @@ func Marshal(t *store.Target, rev int64) ([]byte, error) {
 // value with Format BinarySI, such as "62.5Ki" parsed, is written "64000", which reads back as
 // "64k".)
 func MarshalNormalized(t *store.Target) (u Unrevised, n *store.Target, spec []byte, err error) {
-	return marshalNormalized(t, nil, nil)
+	return JSON.MarshalNormalized(t)
+}
+
+// MarshalNormalized is the package's MarshalNormalized in f.
+func (f Format) MarshalNormalized(t *store.Target) (u Unrevised, n *store.Target, spec []byte, err error) {
+	return f.marshalNormalized(t, nil, nil)
 }
 
 // MarshalUnrevised is MarshalNormalized's encoding alone (the same bytes), for a write whose
 // decoded form nobody keeps: it skips building the normalized target.
-func MarshalUnrevised(t *store.Target) (Unrevised, error) {
+func MarshalUnrevised(t *store.Target) (Unrevised, error) { return JSON.MarshalUnrevised(t) }
+
+// MarshalUnrevised is the package's MarshalUnrevised in f.
+func (f Format) MarshalUnrevised(t *store.Target) (Unrevised, error) {
 	r := encRecord(t, 0)
 	var u Unrevised
-	if err := withEncoding(&r, nil, func(b, _ []byte) { u = unrevised(b) }); err != nil {
+	if err := f.encode(&r, nil, func(b, _ []byte) { u = unrevised(b) }); err != nil {
 		return Unrevised{}, fmt.Errorf("encode target %s: %w", t.Key, err)
 	}
 	return u, nil
@@ -305,14 +346,14 @@ func MarshalUnrevised(t *store.Target) (Unrevised, error) {
 // marshalNormalized is MarshalNormalized with prev and prevJSON nil; with both set, it writes
 // prevJSON as the spec's encoding and takes *prev as the normalized spec, which the caller
 // found to stand for t's (MarshalNormalizedAfter).
-func marshalNormalized(t *store.Target, prev *recommender.Spec, prevJSON []byte) (Unrevised, *store.Target, []byte, error) {
+func (f Format) marshalNormalized(t *store.Target, prev *recommender.Spec, prevJSON []byte) (Unrevised, *store.Target, []byte, error) {
 	r := encRecordWithoutSpec(t, 0)
 	if prev == nil {
 		r.Spec = encSpec(&t.Spec)
 	}
 	var u Unrevised
 	spec := prevJSON
-	err := withEncoding(&r, prevJSON, func(b, s []byte) { // only reads r
+	err := f.encode(&r, prevJSON, func(b, s []byte) { // only reads r
 		u = unrevised(b)
 		if prev == nil {
 			spec = bytes.Clone(s) // s is in a pooled buffer
@@ -339,6 +380,9 @@ func marshalNormalized(t *store.Target, prev *recommender.Spec, prevJSON []byte)
 // or hand-made records, corruption) takes unmarshalSlow, which gives the same results and
 // errors for every input and is what decodeFast is tested against.
 func Unmarshal(b []byte) (*store.Target, int64, error) {
+	if isBinary(b) {
+		return unmarshalBinary(b)
+	}
 	if t, ok := decodeFast(b); ok {
 		return t, t.Revision, nil
 	}
@@ -353,6 +397,19 @@ func unmarshalSlow(b []byte) (*store.Target, int64, error) {
 	}
 	if err := checkVersion(r.V); err != nil {
 		return nil, 0, err
+	}
+	t, err := decRecord(&r)
+	if err != nil {
+		return nil, 0, err
+	}
+	return t, r.Revision, nil
+}
+
+// unmarshalBinary is Unmarshal of a binary record.
+func unmarshalBinary(b []byte) (*store.Target, int64, error) {
+	var r recordV1
+	if err := decodeBinary(b, &r); err != nil {
+		return nil, 0, fmt.Errorf("decode target record: %w", err)
 	}
 	t, err := decRecord(&r)
 	if err != nil {
@@ -467,6 +524,13 @@ func decRecordSpec(r *recordV1, spec *recommender.Spec) (t *store.Target, exact 
 
 // LastSeen decodes only the version and LastSeen of a record, for TTL collection.
 func LastSeen(b []byte) (time.Time, error) {
+	if isBinary(b) {
+		var r recordV1
+		if err := decodeBinary(b, &r); err != nil {
+			return time.Time{}, fmt.Errorf("decode target record: %w", err)
+		}
+		return r.LastSeen, nil
+	}
 	var r struct {
 		V        int       `json:"v"`
 		LastSeen time.Time `json:"lastSeen"`

@@ -2,7 +2,9 @@ package codec
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"strconv"
 )
 
@@ -33,7 +35,7 @@ func versionPrefix(b []byte) int {
 const revRoom = len(`"rev":`) + 19 + 1
 
 // Unrevised is a record encoded without a revision (what Marshal(t, 0) returns) with room in
-// front of it, so that a store can encode a record (the expensive part) before it knows the
+// front of it (a binary record has its own, in its header), so that a store can encode a record (the expensive part) before it knows the
 // revision its write transaction assigns, and then add the revision without copying the record.
 type Unrevised struct {
 	buf []byte // buf[revRoom:] is the record; nil once Revise has used it
@@ -62,6 +64,14 @@ func (u *Unrevised) Revise(rev int64) ([]byte, error) {
 		return nil, fmt.Errorf("revision %d: must be positive", rev)
 	}
 	b := u.Bytes()
+	if isBinary(b) {
+		if len(b) < binaryHeader || binary.LittleEndian.Uint64(b[1:9]) != 0 {
+			return nil, fmt.Errorf("not a record encoded without a revision: %.20q", b)
+		}
+		binary.LittleEndian.PutUint64(b[1:9], uint64(rev))
+		u.buf = nil
+		return b, nil
+	}
 	n := versionPrefix(b)
 	if n == 0 || bytes.HasPrefix(b[n:], []byte(`"rev":`)) {
 		return nil, fmt.Errorf("not a record encoded without a revision: %.20q", b)
@@ -84,6 +94,13 @@ func (u *Unrevised) Revise(rev int64) ([]byte, error) {
 // A store that caches decoded records uses it to check, in its write transaction, that the
 // record it based an update on is still the one stored.
 func Revision(b []byte) (rev int64, ok bool) {
+	if isBinary(b) {
+		if len(b) < binaryHeader {
+			return 0, false
+		}
+		v := binary.LittleEndian.Uint64(b[1:9])
+		return int64(v), v > 0 && v <= math.MaxInt64
+	}
 	const revField = `"rev":`
 	n := versionPrefix(b)
 	if n == 0 || !bytes.HasPrefix(b[n:], []byte(revField)) {

@@ -23,10 +23,16 @@ import (
 // prev's Spec and prevSpec must never be modified, nor the normalized target's Spec: a store
 // passes a cached record, which it keeps frozen, and caches the result frozen in turn.
 func MarshalNormalizedAfter(t, prev *store.Target, prevSpec []byte) (u Unrevised, n *store.Target, spec []byte, err error) {
+	return JSON.MarshalNormalizedAfter(t, prev, prevSpec)
+}
+
+// MarshalNormalizedAfter is the package's MarshalNormalizedAfter in f; prevSpec must be a
+// spec's encoding in f, as f's MarshalNormalized returned it.
+func (f Format) MarshalNormalizedAfter(t, prev *store.Target, prevSpec []byte) (u Unrevised, n *store.Target, spec []byte, err error) {
 	if prev == nil || prevSpec == nil || !SpecEncodesSame(&t.Spec, &prev.Spec) {
-		return marshalNormalized(t, nil, nil)
+		return f.marshalNormalized(t, nil, nil)
 	}
-	return marshalNormalized(t, &prev.Spec, prevSpec)
+	return f.marshalNormalized(t, &prev.Spec, prevSpec)
 }
 
 // SpecEncodesSame reports whether specs a and b are written alike in a record, so that they also

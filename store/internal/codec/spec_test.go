@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"encoding/binary"
 	"bytes"
 	"fmt"
 	"math/rand/v2"
@@ -169,11 +170,11 @@ func TestSpecEncodesSame(t *testing.T) {
 // record's own (nil exactly when a quantity's text does not read back as itself), and the
 // previous spec is reused exactly when SpecEncodesSame allows it. It returns the results of
 // MarshalNormalizedAfter and whether it reused prev's spec.
-func checkAfter(t testing.TB, what string, prev *store.Target, prevSpec []byte, next *store.Target) (*store.Target, []byte, bool) {
+func checkAfter(t testing.TB, f Format, what string, prev *store.Target, prevSpec []byte, next *store.Target) (*store.Target, []byte, bool) {
 	t.Helper()
-	wantU, want, wantSpec, wantErr := MarshalNormalized(next)
-	gotU, got, gotSpec, err := MarshalNormalizedAfter(next, prev, prevSpec)
-	onlyU, onlyErr := MarshalUnrevised(next)
+	wantU, want, wantSpec, wantErr := f.MarshalNormalized(next)
+	gotU, got, gotSpec, err := f.MarshalNormalizedAfter(next, prev, prevSpec)
+	onlyU, onlyErr := f.MarshalUnrevised(next)
 	if (onlyErr == nil) != (wantErr == nil) || onlyErr == nil && !bytes.Equal(onlyU.Bytes(), wantU.Bytes()) {
 		t.Fatalf("%s: MarshalUnrevised wrote\n%s (%v)\nMarshalNormalized\n%s (%v)", what, onlyU.Bytes(), onlyErr, wantU.Bytes(), wantErr)
 	}
@@ -189,7 +190,11 @@ func checkAfter(t testing.TB, what string, prev *store.Target, prevSpec []byte, 
 	case !bytes.Equal(gotSpec, wantSpec) || (gotSpec == nil) != (wantSpec == nil):
 		t.Fatalf("%s: MarshalNormalizedAfter's spec %q, MarshalNormalized's %q", what, gotSpec, wantSpec)
 	}
-	if wantSpec != nil && !bytes.Contains(wantU.Bytes(), append(append([]byte(`,"spec":`), wantSpec...), `,"state":`...)) {
+	section := append(append([]byte(`,"spec":`), wantSpec...), `,"state":`...)
+	if f == Binary {
+		section = append(binary.LittleEndian.AppendUint32(nil, uint32(len(wantSpec))), wantSpec...)
+	}
+	if wantSpec != nil && !bytes.Contains(wantU.Bytes(), section) {
 		t.Fatalf("%s: the spec %s is not the record's:\n%s", what, wantSpec, wantU.Bytes())
 	}
 	if exact := textsReadBack(&next.Spec); exact != (wantSpec != nil) {
@@ -226,6 +231,12 @@ func textsReadBack(s *recommender.Spec) bool {
 // invariants (checkAfter), also when the previous spec was itself reused; and it reuses the
 // previous spec for most unchanged ones (all but those whose texts do not read back).
 func TestMarshalNormalizedAfter(t *testing.T) {
+	for _, f := range []Format{JSON, Binary} {
+		t.Run(fmt.Sprint(f), func(t *testing.T) { testMarshalNormalizedAfter(t, f) })
+	}
+}
+
+func testMarshalNormalizedAfter(t *testing.T, f Format) {
 	r := rand.New(rand.NewPCG(11, 12))
 	specs := seedSpecs(t)
 	var unchanged, reused, unusable int
@@ -234,7 +245,7 @@ func TestMarshalNormalizedAfter(t *testing.T) {
 		if i%2 == 0 {
 			prev.Spec = *deepCopy(specs[i/2%len(specs)])
 		}
-		_, prevNorm, prevSpec, err := MarshalNormalized(prev)
+		_, prevNorm, prevSpec, err := f.MarshalNormalized(prev)
 		if err != nil {
 			t.Fatalf("chain %d: %v", i, err)
 		}
@@ -249,7 +260,7 @@ func TestMarshalNormalizedAfter(t *testing.T) {
 			} else {
 				unchanged++
 			}
-			got, spec, ok := checkAfter(t, fmt.Sprintf("chain %d, step %d (%s)", i, step, strings.Join(what, "; ")),
+			got, spec, ok := checkAfter(t, f, fmt.Sprintf("chain %d, step %d (%s)", i, step, strings.Join(what, "; ")),
 				prevNorm, prevSpec, next)
 			if got == nil {
 				continue
@@ -296,11 +307,13 @@ func FuzzSpecEncodesSame(f *testing.F) {
 		}
 		desc := strings.Join(what, "; ")
 		checkSpecPair(t, desc, a, b)
-		_, prev, prevSpec, err := MarshalNormalized(specTarget(a))
-		if err != nil {
-			t.Fatal(err)
+		for _, f := range []Format{JSON, Binary} {
+			_, prev, prevSpec, err := f.MarshalNormalized(specTarget(a))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkAfter(t, f, desc, prev, prevSpec, specTarget(b))
 		}
-		checkAfter(t, desc, prev, prevSpec, specTarget(b))
 	})
 }
 

@@ -1,0 +1,697 @@
+package codec
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// Record format 3: the record of format 2 (recordV1 and the same rules: conditionsAsState,
+// quantities as their canonical text, durations in nanoseconds) written as bytes instead of
+// JSON, for the bbolt store, whose checkpoints rewrite a record's whole bbolt leaf and whose
+// log writes every record: the record of testdata/record-v1.json takes ~1.4 KB instead of
+// ~3.6 KB, and a checkpoint writes it for half the CPU (docs/PERFORMANCE.md, "ninth pass").
+//
+// Layout, every integer little-endian:
+//
+//	byte 0       binaryMagic (never '{', so a reader tells the formats apart by it)
+//	bytes 1-8    revision, uint64 (0: none), where Revise writes it in place
+//	bytes 9-16   lastSeen, seconds since the Unix epoch, int64
+//	bytes 17-20  lastSeen, nanoseconds, uint32
+//	then         key; the spec's length (uint32) and the spec, a section of its own so that its
+//	             bytes can be reused; state, pending, reported, lastDecision; nothing follows.
+//
+// In the body, a string is its length (uvarint) and bytes; an int32 or int64 a varint; a time
+// seconds (varint) and nanoseconds (uvarint); a float64 its 8 bytes; a list its length
+// (uvarint) and elements; an optional value a byte, 0 absent or 1 present, and the value; a
+// map its entries sorted by key. A string is kept byte for byte (JSON would rewrite invalid
+// UTF-8); times must be in the years 0 to 9999, as in JSON.
+const binaryMagic = 0xB3
+
+// binaryHeader is the fixed part that opens a binary record.
+const binaryHeader = 21
+
+// BinaryRecordVersion is the record version of a binary record (see binaryMagic).
+const BinaryRecordVersion = 3
+
+// isBinary reports whether b opens as a binary record.
+func isBinary(b []byte) bool { return len(b) > 0 && b[0] == binaryMagic }
+
+// errBinaryTime is a time that the record cannot hold.
+var errBinaryTime = errors.New("year outside of range [0,9999]")
+
+// binEncoder appends a recordV1 in the binary layout; it keeps the first error.
+type binEncoder struct {
+	b   []byte
+	err error
+	// specBin, when not nil, is written as the spec section in place of encoding r.Spec.
+	specBin []byte
+	// specAt and specEnd are where the spec section's bytes are in b.
+	specAt, specEnd int
+}
+
+// withBinary is withEncoding for the binary layout: use gets the record and its spec
+// section, in a pooled buffer valid only during the call.
+func withBinary(r *recordV1, spec []byte, use func(record, spec []byte)) error {
+	buf := buffers.Get().(*[]byte)
+	defer buffers.Put(buf)
+	e := binEncoder{b: (*buf)[:0], specBin: spec}
+	e.record(r)
+	if e.err != nil {
+		return e.err
+	}
+	if cap(e.b) <= maxPooledBuffer {
+		*buf = e.b
+	}
+	use(e.b, e.b[e.specAt:e.specEnd])
+	return nil
+}
+
+func (e *binEncoder) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
+func (e *binEncoder) varint(v int64)   { e.b = binary.AppendVarint(e.b, v) }
+func (e *binEncoder) str(s string)     { e.uvarint(uint64(len(s))); e.b = append(e.b, s...) }
+
+func (e *binEncoder) flag(ok bool) {
+	if ok {
+		e.b = append(e.b, 1)
+	} else {
+		e.b = append(e.b, 0)
+	}
+}
+
+func (e *binEncoder) int32Ptr(p *int32) {
+	e.flag(p != nil)
+	if p != nil {
+		e.varint(int64(*p))
+	}
+}
+
+func (e *binEncoder) strPtr(p *string) {
+	e.flag(p != nil)
+	if p != nil {
+		e.str(*p)
+	}
+}
+
+// checkTime refuses what JSON refuses: a year outside [0,9999].
+func (e *binEncoder) checkTime(t time.Time) bool {
+	if y := t.Year(); y < 0 || y > 9999 {
+		if e.err == nil {
+			e.err = fmt.Errorf("time %v: %w", t, errBinaryTime)
+		}
+		return false
+	}
+	return true
+}
+
+func (e *binEncoder) time(t time.Time) {
+	e.checkTime(t)
+	e.varint(t.Unix())
+	e.uvarint(uint64(t.Nanosecond()))
+}
+
+func binList[T any](e *binEncoder, s []T, elem func(*binEncoder, *T)) {
+	e.uvarint(uint64(len(s)))
+	for i := range s {
+		elem(e, &s[i])
+	}
+}
+
+func (e *binEncoder) strs(s []string) { binList(e, s, func(e *binEncoder, s *string) { e.str(*s) }) }
+
+func (e *binEncoder) record(r *recordV1) {
+	e.b = append(e.b, binaryMagic)
+	e.b = binary.LittleEndian.AppendUint64(e.b, uint64(max(r.Revision, 0)))
+	e.checkTime(r.LastSeen)
+	e.b = binary.LittleEndian.AppendUint64(e.b, uint64(r.LastSeen.Unix()))
+	e.b = binary.LittleEndian.AppendUint32(e.b, uint32(r.LastSeen.Nanosecond()))
+	e.str(r.Key.Cluster)
+	e.str(r.Key.Namespace)
+	e.str(r.Key.Name)
+	lenAt := len(e.b)
+	e.b = append(e.b, 0, 0, 0, 0) // the spec section's length, set below
+	e.specAt = len(e.b)
+	if e.specBin != nil {
+		e.b = append(e.b, e.specBin...)
+	} else {
+		e.spec(&r.Spec)
+	}
+	e.specEnd = len(e.b)
+	if n := e.specEnd - e.specAt; n > math.MaxUint32 {
+		if e.err == nil {
+			e.err = fmt.Errorf("spec of %d bytes: too large", n)
+		}
+	} else {
+		binary.LittleEndian.PutUint32(e.b[lenAt:], uint32(n))
+	}
+	e.state(&r.State)
+	binList(e, r.Pending, func(e *binEncoder, p *pendingV1) {
+		e.str(p.RecommendationID)
+		e.time(p.Time)
+		e.varint(int64(p.CurrentReplicas))
+		e.varint(int64(p.DesiredReplicas))
+	})
+	e.strs(r.Reported)
+	e.flag(r.LastDecision != nil)
+	if d := r.LastDecision; d != nil {
+		e.lastDecision(d)
+	}
+}
+
+func (e *binEncoder) spec(s *specV1) {
+	e.objRef(&s.ScaleTargetRef)
+	e.int32Ptr(s.MinReplicas)
+	e.varint(int64(s.MaxReplicas))
+	binList(e, s.Metrics, (*binEncoder).metric)
+	e.flag(s.Behavior != nil)
+	if b := s.Behavior; b != nil {
+		e.rules(b.ScaleUp)
+		e.rules(b.ScaleDown)
+	}
+}
+
+func (e *binEncoder) objRef(r *objRefV1) {
+	e.str(r.APIVersion)
+	e.str(r.Kind)
+	e.str(r.Name)
+}
+
+func (e *binEncoder) metric(m *metricV1) {
+	e.str(m.Type)
+	e.flag(m.Resource != nil)
+	if s := m.Resource; s != nil {
+		e.str(s.Name)
+		e.target(&s.Target)
+	}
+	e.flag(m.ContainerResource != nil)
+	if s := m.ContainerResource; s != nil {
+		e.str(s.Name)
+		e.str(s.Container)
+		e.target(&s.Target)
+	}
+	e.flag(m.Pods != nil)
+	if s := m.Pods; s != nil {
+		e.metricID(&s.Metric)
+		e.target(&s.Target)
+	}
+	e.flag(m.Object != nil)
+	if s := m.Object; s != nil {
+		e.objRef(&s.DescribedObject)
+		e.metricID(&s.Metric)
+		e.target(&s.Target)
+	}
+	e.flag(m.External != nil)
+	if s := m.External; s != nil {
+		e.metricID(&s.Metric)
+		e.target(&s.Target)
+	}
+}
+
+func (e *binEncoder) metricID(m *metricIDV1) {
+	e.str(m.Name)
+	e.flag(m.Selector != nil)
+	if s := m.Selector; s != nil {
+		keys := make([]string, 0, len(s.MatchLabels))
+		for k := range s.MatchLabels {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		e.uvarint(uint64(len(keys)))
+		for _, k := range keys {
+			e.str(k)
+			e.str(s.MatchLabels[k])
+		}
+		binList(e, s.MatchExpressions, func(e *binEncoder, r *selectorReqV1) {
+			e.str(r.Key)
+			e.str(r.Operator)
+			e.strs(r.Values)
+		})
+	}
+}
+
+func (e *binEncoder) target(t *metricTargetV1) {
+	e.str(t.Type)
+	e.strPtr(t.Value)
+	e.strPtr(t.AverageValue)
+	e.int32Ptr(t.AverageUtilization)
+}
+
+func (e *binEncoder) rules(r *rulesV1) {
+	e.flag(r != nil)
+	if r == nil {
+		return
+	}
+	e.int32Ptr(r.StabilizationWindowSeconds)
+	e.strPtr(r.SelectPolicy)
+	binList(e, r.Policies, func(e *binEncoder, p *policyV1) {
+		e.str(p.Type)
+		e.varint(int64(p.Value))
+		e.varint(int64(p.PeriodSeconds))
+	})
+	e.strPtr(r.Tolerance)
+}
+
+func (e *binEncoder) state(s *stateV1) {
+	e.flag(s.Seeded)
+	binList(e, s.History.Recommendations, func(e *binEncoder, r *recommendationV1) {
+		e.time(r.Time)
+		e.varint(int64(r.Replicas))
+	})
+	events := func(e *binEncoder, s *scaleEventV1) {
+		e.time(s.Time)
+		e.varint(int64(s.Change))
+	}
+	binList(e, s.History.ScaleUpEvents, events)
+	binList(e, s.History.ScaleDownEvents, events)
+	binList(e, s.Conditions, (*binEncoder).condition)
+}
+
+func (e *binEncoder) condition(c *conditionV1) {
+	e.str(c.Type)
+	e.str(c.Status)
+	e.str(c.Reason)
+	e.str(c.Message)
+	e.time(c.LastTransitionTime)
+}
+
+func (e *binEncoder) lastDecision(d *lastDecV1) {
+	e.str(d.RecommendationID)
+	e.time(d.Time)
+	e.varint(int64(d.CurrentReplicas))
+	e.varint(int64(d.DesiredReplicas))
+	binList(e, d.CurrentMetrics, (*binEncoder).metricStatus)
+	e.flag(d.ConditionsAsState)
+	binList(e, d.Conditions, (*binEncoder).condition)
+	x := &d.Explanation
+	e.str(x.Message)
+	binList(e, x.Metrics, func(e *binEncoder, m *metricExplV1) {
+		e.varint(int64(m.Index))
+		e.str(m.Name)
+		e.varint(int64(m.Proposal))
+		r := float64(m.UsageRatio)
+		if math.IsNaN(r) {
+			r = math.NaN() // one NaN, as JSON's "NaN" reads back
+		}
+		e.b = binary.LittleEndian.AppendUint64(e.b, math.Float64bits(r))
+		e.varint(int64(m.ReadyPods))
+		e.varint(int64(m.IgnoredPods))
+		e.varint(int64(m.MissingPods))
+		e.varint(int64(m.UnreadyPods))
+		e.str(m.Error)
+	})
+	e.varint(int64(x.WinningMetric))
+	e.varint(int64(x.Proposal))
+	e.varint(int64(x.Stabilized))
+	e.varint(int64(x.StabilizationWindow))
+	e.varint(int64(x.Limited))
+	e.str(x.LimitingPolicy)
+	e.varint(int64(x.Final))
+	e.str(x.LimitReason)
+}
+
+func (e *binEncoder) metricStatus(m *metricStV1) {
+	e.str(m.Type)
+	e.flag(m.Resource != nil)
+	if s := m.Resource; s != nil {
+		e.str(s.Name)
+		e.value(&s.Current)
+	}
+	e.flag(m.ContainerResource != nil)
+	if s := m.ContainerResource; s != nil {
+		e.str(s.Name)
+		e.str(s.Container)
+		e.value(&s.Current)
+	}
+	e.flag(m.Pods != nil)
+	if s := m.Pods; s != nil {
+		e.metricID(&s.Metric)
+		e.value(&s.Current)
+	}
+	e.flag(m.Object != nil)
+	if s := m.Object; s != nil {
+		e.metricID(&s.Metric)
+		e.value(&s.Current)
+		e.objRef(&s.DescribedObject)
+	}
+	e.flag(m.External != nil)
+	if s := m.External; s != nil {
+		e.metricID(&s.Metric)
+		e.value(&s.Current)
+	}
+}
+
+func (e *binEncoder) value(v *valueStV1) {
+	e.strPtr(v.Value)
+	e.strPtr(v.AverageValue)
+	e.int32Ptr(v.AverageUtilization)
+}
+
+// binDecoder reads a binary record into a recordV1. Every string is carved from text, one copy
+// of the record made up front, so the result never aliases the input and costs one allocation
+// for all its strings. It keeps the first error; reads past it return zero values.
+type binDecoder struct {
+	b    []byte
+	text string // the record as a string, b's copy
+	off  int
+	err  error
+}
+
+// errBinaryRecord wraps every malformed binary record's error.
+var errBinaryRecord = errors.New("malformed binary record")
+
+func (d *binDecoder) fail(what string) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: %s at byte %d", errBinaryRecord, what, d.off)
+	}
+}
+
+func (d *binDecoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b[d.off:])
+	if n <= 0 {
+		d.fail("bad unsigned varint")
+		return 0
+	}
+	d.off += n
+	return v
+}
+
+func (d *binDecoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b[d.off:])
+	if n <= 0 {
+		d.fail("bad varint")
+		return 0
+	}
+	d.off += n
+	return v
+}
+
+func (d *binDecoder) int32() int32 {
+	v := d.varint()
+	if v < math.MinInt32 || v > math.MaxInt32 {
+		d.fail("int32 out of range")
+		return 0
+	}
+	return int32(v)
+}
+
+// count reads a list's length, which cannot exceed the bytes left (every element takes one).
+func (d *binDecoder) count() int {
+	n := d.uvarint()
+	if n > uint64(len(d.b)-d.off) {
+		d.fail("list longer than the record")
+		return 0
+	}
+	return int(n)
+}
+
+func (d *binDecoder) str() string {
+	n := d.uvarint()
+	if d.err != nil {
+		return ""
+	}
+	if n > uint64(len(d.b)-d.off) {
+		d.fail("string longer than the record")
+		return ""
+	}
+	s := d.text[d.off : d.off+int(n)]
+	d.off += int(n)
+	return s
+}
+
+func (d *binDecoder) flag() bool {
+	if d.err != nil {
+		return false
+	}
+	if d.off >= len(d.b) {
+		d.fail("truncated")
+		return false
+	}
+	c := d.b[d.off]
+	d.off++
+	if c > 1 {
+		d.fail("bad presence byte")
+	}
+	return c == 1
+}
+
+func (d *binDecoder) int32Ptr() *int32 {
+	if !d.flag() {
+		return nil
+	}
+	v := d.int32()
+	return &v
+}
+
+func (d *binDecoder) strPtr() *string {
+	if !d.flag() {
+		return nil
+	}
+	v := d.str()
+	return &v
+}
+
+func (d *binDecoder) time() time.Time {
+	sec := d.varint()
+	nsec := d.uvarint()
+	if nsec >= 1e9 {
+		d.fail("nanoseconds out of range")
+		return time.Time{}
+	}
+	return binTime(sec, int64(nsec))
+}
+
+// binTime is the time the record holds, as JSON decodes one: UTC, without a location.
+func binTime(sec, nsec int64) time.Time { return time.Unix(sec, nsec).UTC() }
+
+func binDecList[T any](d *binDecoder, elem func(*binDecoder, *T)) []T {
+	n := d.count()
+	if n == 0 || d.err != nil {
+		return nil
+	}
+	s := make([]T, n)
+	for i := range s {
+		elem(d, &s[i])
+	}
+	return s
+}
+
+func (d *binDecoder) strs() []string {
+	return binDecList(d, func(d *binDecoder, s *string) { *s = d.str() })
+}
+
+// decodeBinary decodes a binary record into r.
+func decodeBinary(b []byte, r *recordV1) error {
+	if len(b) < binaryHeader || b[0] != binaryMagic {
+		return fmt.Errorf("%w: shorter than its header", errBinaryRecord)
+	}
+	d := binDecoder{b: b, text: string(b), off: binaryHeader}
+	rev := binary.LittleEndian.Uint64(b[1:9])
+	if rev > math.MaxInt64 {
+		return fmt.Errorf("%w: revision %d out of range", errBinaryRecord, rev)
+	}
+	nsec := binary.LittleEndian.Uint32(b[17:21])
+	if nsec >= 1e9 {
+		return fmt.Errorf("%w: lastSeen nanoseconds out of range", errBinaryRecord)
+	}
+	r.V, r.Revision = BinaryRecordVersion, int64(rev)
+	r.LastSeen = binTime(int64(binary.LittleEndian.Uint64(b[9:17])), int64(nsec))
+	r.Key = keyV1{Cluster: d.str(), Namespace: d.str(), Name: d.str()}
+	if d.err == nil && len(b)-d.off < 4 {
+		d.fail("truncated")
+	}
+	if d.err == nil {
+		n := binary.LittleEndian.Uint32(b[d.off:])
+		d.off += 4
+		if uint64(n) > uint64(len(b)-d.off) {
+			d.fail("spec section longer than the record")
+		}
+	}
+	if d.err == nil {
+		end := d.off + int(binary.LittleEndian.Uint32(b[d.off-4:]))
+		sub := binDecoder{b: d.b[:end], text: d.text[:end], off: d.off}
+		sub.spec(&r.Spec)
+		if sub.err == nil && sub.off != end {
+			sub.fail("spec section longer than its spec")
+		}
+		d.off, d.err = end, sub.err
+	}
+	d.state(&r.State)
+	r.Pending = binDecList(&d, func(d *binDecoder, p *pendingV1) {
+		p.RecommendationID, p.Time = d.str(), d.time()
+		p.CurrentReplicas, p.DesiredReplicas = d.int32(), d.int32()
+	})
+	r.Reported = d.strs()
+	if d.flag() {
+		r.LastDecision = &lastDecV1{}
+		d.lastDecision(r.LastDecision)
+	}
+	if d.err == nil && d.off != len(b) {
+		d.fail("bytes after the record")
+	}
+	return d.err
+}
+
+func (d *binDecoder) spec(s *specV1) {
+	d.objRef(&s.ScaleTargetRef)
+	s.MinReplicas = d.int32Ptr()
+	s.MaxReplicas = d.int32()
+	s.Metrics = binDecList(d, (*binDecoder).metric)
+	if d.flag() {
+		s.Behavior = &behaviorV1{ScaleUp: d.rules(), ScaleDown: d.rules()}
+	}
+}
+
+func (d *binDecoder) objRef(r *objRefV1) {
+	r.APIVersion, r.Kind, r.Name = d.str(), d.str(), d.str()
+}
+
+func (d *binDecoder) metric(m *metricV1) {
+	m.Type = d.str()
+	if d.flag() {
+		m.Resource = &resSrcV1{Name: d.str()}
+		d.target(&m.Resource.Target)
+	}
+	if d.flag() {
+		m.ContainerResource = &contResSrcV1{Name: d.str(), Container: d.str()}
+		d.target(&m.ContainerResource.Target)
+	}
+	if d.flag() {
+		m.Pods = &podsSrcV1{}
+		d.metricID(&m.Pods.Metric)
+		d.target(&m.Pods.Target)
+	}
+	if d.flag() {
+		m.Object = &objectSrcV1{}
+		d.objRef(&m.Object.DescribedObject)
+		d.metricID(&m.Object.Metric)
+		d.target(&m.Object.Target)
+	}
+	if d.flag() {
+		m.External = &externalSrcV1{}
+		d.metricID(&m.External.Metric)
+		d.target(&m.External.Target)
+	}
+}
+
+func (d *binDecoder) metricID(m *metricIDV1) {
+	m.Name = d.str()
+	if !d.flag() {
+		return
+	}
+	m.Selector = &selectorV1{}
+	if n := d.count(); n > 0 && d.err == nil {
+		m.Selector.MatchLabels = make(map[string]string, n)
+		prev := ""
+		for i := range n {
+			k, v := d.str(), d.str()
+			if i > 0 && k <= prev {
+				d.fail("labels not sorted")
+			}
+			m.Selector.MatchLabels[k], prev = v, k
+		}
+	}
+	m.Selector.MatchExpressions = binDecList(d, func(d *binDecoder, r *selectorReqV1) {
+		r.Key, r.Operator, r.Values = d.str(), d.str(), d.strs()
+	})
+}
+
+func (d *binDecoder) target(t *metricTargetV1) {
+	t.Type = d.str()
+	t.Value, t.AverageValue = d.strPtr(), d.strPtr()
+	t.AverageUtilization = d.int32Ptr()
+}
+
+func (d *binDecoder) rules() *rulesV1 {
+	if !d.flag() {
+		return nil
+	}
+	r := &rulesV1{StabilizationWindowSeconds: d.int32Ptr(), SelectPolicy: d.strPtr()}
+	r.Policies = binDecList(d, func(d *binDecoder, p *policyV1) {
+		p.Type, p.Value, p.PeriodSeconds = d.str(), d.int32(), d.int32()
+	})
+	r.Tolerance = d.strPtr()
+	return r
+}
+
+func (d *binDecoder) state(s *stateV1) {
+	s.Seeded = d.flag()
+	s.History.Recommendations = binDecList(d, func(d *binDecoder, r *recommendationV1) {
+		r.Time, r.Replicas = d.time(), d.int32()
+	})
+	events := func(d *binDecoder, s *scaleEventV1) { s.Time, s.Change = d.time(), d.int32() }
+	s.History.ScaleUpEvents = binDecList(d, events)
+	s.History.ScaleDownEvents = binDecList(d, events)
+	s.Conditions = binDecList(d, (*binDecoder).condition)
+}
+
+func (d *binDecoder) condition(c *conditionV1) {
+	c.Type, c.Status, c.Reason, c.Message = d.str(), d.str(), d.str(), d.str()
+	c.LastTransitionTime = d.time()
+}
+
+func (d *binDecoder) lastDecision(x *lastDecV1) {
+	x.RecommendationID, x.Time = d.str(), d.time()
+	x.CurrentReplicas, x.DesiredReplicas = d.int32(), d.int32()
+	x.CurrentMetrics = binDecList(d, (*binDecoder).metricStatus)
+	x.ConditionsAsState = d.flag()
+	x.Conditions = binDecList(d, (*binDecoder).condition)
+	e := &x.Explanation
+	e.Message = d.str()
+	e.Metrics = binDecList(d, func(d *binDecoder, m *metricExplV1) {
+		m.Index, m.Name, m.Proposal = d.int32(), d.str(), d.int32()
+		if d.err == nil && len(d.b)-d.off < 8 {
+			d.fail("truncated")
+		}
+		if d.err == nil {
+			m.UsageRatio = float(math.Float64frombits(binary.LittleEndian.Uint64(d.b[d.off:])))
+			d.off += 8
+		}
+		m.ReadyPods, m.IgnoredPods, m.MissingPods, m.UnreadyPods = d.int32(), d.int32(), d.int32(), d.int32()
+		m.Error = d.str()
+	})
+	e.WinningMetric, e.Proposal, e.Stabilized = d.int32(), d.int32(), d.int32()
+	e.StabilizationWindow = time.Duration(d.varint())
+	e.Limited, e.LimitingPolicy, e.Final, e.LimitReason = d.int32(), d.str(), d.int32(), d.str()
+}
+
+func (d *binDecoder) metricStatus(m *metricStV1) {
+	m.Type = d.str()
+	if d.flag() {
+		m.Resource = &resStV1{Name: d.str()}
+		d.value(&m.Resource.Current)
+	}
+	if d.flag() {
+		m.ContainerResource = &contResStV1{Name: d.str(), Container: d.str()}
+		d.value(&m.ContainerResource.Current)
+	}
+	if d.flag() {
+		m.Pods = &podsStV1{}
+		d.metricID(&m.Pods.Metric)
+		d.value(&m.Pods.Current)
+	}
+	if d.flag() {
+		m.Object = &objectStV1{}
+		d.metricID(&m.Object.Metric)
+		d.value(&m.Object.Current)
+		d.objRef(&m.Object.DescribedObject)
+	}
+	if d.flag() {
+		m.External = &externalStV1{}
+		d.metricID(&m.External.Metric)
+		d.value(&m.External.Current)
+	}
+}
+
+func (d *binDecoder) value(v *valueStV1) {
+	v.Value, v.AverageValue = d.strPtr(), d.strPtr()
+	v.AverageUtilization = d.int32Ptr()
+}
