@@ -787,12 +787,12 @@ func apply(key store.Key, base *store.Target, baseSpec []byte, fn store.UpdateFu
 	withKey := *next
 	withKey.Key = key
 	if !keep {
-		if w.enc, err = codec.MarshalUnrevised(&withKey); err != nil {
+		if w.enc, err = codec.Binary.MarshalUnrevised(&withKey); err != nil {
 			return prepared{}, false, &decodeError{err}
 		}
 		return w, false, nil
 	}
-	if w.enc, w.frozen, w.spec, err = codec.MarshalNormalizedAfter(&withKey, base, baseSpec); err != nil {
+	if w.enc, w.frozen, w.spec, err = codec.Binary.MarshalNormalizedAfter(&withKey, base, baseSpec); err != nil {
 		return prepared{}, false, &decodeError{err}
 	}
 	return w, false, nil
@@ -987,12 +987,12 @@ func (s *Store) Check() error {
 			if rev, ok := codec.Revision(v); !ok || rev != h.rev {
 				continue // stale: never trusted
 			}
-			enc, err := codec.Marshal(h.t, h.rev)
+			enc, err := codec.Binary.Marshal(h.t, h.rev)
 			want := v
 			if err == nil && !bytes.Equal(enc, v) {
 				var stored *store.Target
 				if stored, err = decode(h.t.Key, v); err == nil {
-					want, err = codec.Marshal(stored, h.rev)
+					want, err = codec.Binary.Marshal(stored, h.rev)
 				}
 			}
 			if err != nil || !bytes.Equal(enc, want) {
@@ -1005,7 +1005,7 @@ func (s *Store) Check() error {
 				continue
 			}
 			// h.t.Spec encodes as itself: this writes h.spec in its place.
-			u, _, _, err := codec.MarshalNormalizedAfter(h.t, h.t, h.spec)
+			u, _, _, err := codec.Binary.MarshalNormalizedAfter(h.t, h.t, h.spec)
 			if err == nil {
 				enc, err = u.Revise(h.rev)
 			}

@@ -153,9 +153,10 @@ func TestSchemaVersion(t *testing.T) {
 		setup   func(tx *bolt.Tx) error
 		wantErr string // "" = opens
 	}{
-		{name: "current", setup: withMeta("2", true)},
+		{name: "current", setup: withMeta("3", true)},
 		{name: "older, upgraded", setup: withMeta("1", true)},
-		{name: "newer", setup: withMeta("3", true), wantErr: "newer binary"},
+		{name: "version 2, upgraded", setup: withMeta("2", true)},
+		{name: "newer", setup: withMeta("4", true), wantErr: "newer binary"},
 		{name: "garbage", setup: withMeta("one", true), wantErr: "corrupt schema version"},
 		{name: "zero", setup: withMeta("0", true), wantErr: "corrupt schema version"},
 		{name: "no version", setup: withMeta("", true), wantErr: "no schema version"},
@@ -195,7 +196,7 @@ func TestSchemaVersion(t *testing.T) {
 // TestVersion1RecordsServe: a file whose records an older binary wrote, in record version 1,
 // serves them: Get and collection read them, an update takes the stored record's revision from
 // it (fn runs once: the write transaction finds the record it started from) and rewrites it in
-// the current version, and the file checks clean.
+// the current version (binary), and the file checks clean.
 func TestVersion1RecordsServe(t *testing.T) {
 	k := store.Key{Cluster: "c", Namespace: "ns", Name: "old"}
 	path := rawFile(t, func(tx *bolt.Tx) error {
@@ -246,8 +247,11 @@ func TestVersion1RecordsServe(t *testing.T) {
 	defer db.Close()
 	err = db.View(func(tx *bolt.Tx) error {
 		v := tx.Bucket([]byte("targets")).Get(codec.EncodeKey(k))
-		if !strings.HasPrefix(string(v), `{"v":2,`) || !strings.Contains(string(v), `"conditionsAsState":true`) {
-			t.Errorf("rewritten record %s, want version 2 with conditionsAsState", v)
+		if len(v) == 0 || v[0] != 0xB3 {
+			t.Errorf("rewritten record %q, want a binary one (record format 3)", v)
+		}
+		if t2, rev, err := codec.Unmarshal(v); err != nil || rev != next.Revision || t2.Spec.MaxReplicas != 6 {
+			t.Errorf("rewritten record decodes to revision %d, MaxReplicas %v (%v); want %d, 6", rev, t2, err, next.Revision)
 		}
 		return nil
 	})

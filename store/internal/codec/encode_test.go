@@ -356,30 +356,44 @@ func BenchmarkMarshal(b *testing.B) {
 		}
 	})
 	// The same after a record with the same spec, as most of a target's writes are.
-	b.Run("MarshalNormalizedAfter", func(b *testing.B) {
-		_, prev, spec, err := MarshalNormalized(tgt)
-		if err != nil || spec == nil {
-			b.Fatalf("no spec to reuse: %v", err)
-		}
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, _, _, err := MarshalNormalizedAfter(tgt, prev, spec); err != nil {
-				b.Fatal(err)
+	for _, f := range []Format{JSON, Binary} {
+		b.Run("MarshalNormalizedAfter/"+f.String(), func(b *testing.B) {
+			_, prev, spec, err := f.MarshalNormalized(tgt)
+			if err != nil || spec == nil {
+				b.Fatalf("no spec to reuse: %v", err)
 			}
-		}
-	})
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, _, err := f.MarshalNormalizedAfter(tgt, prev, spec); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		// What the bbolt store pays for a write after a cache miss: the encoding alone.
+		b.Run("MarshalUnrevised/"+f.String(), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := f.MarshalUnrevised(tgt); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
 
 // BenchmarkUnmarshal decodes benchTarget's record: what a store pays to read a record it has
 // not cached (boltstore at a cache miss, etcdstore on every update, Get and List always).
-func BenchmarkUnmarshal(b *testing.B) { benchDecode(b, Unmarshal) }
+func BenchmarkUnmarshal(b *testing.B) { benchDecode(b, JSON, Unmarshal) }
+
+// BenchmarkUnmarshalBinary is BenchmarkUnmarshal of the same target's binary record (format 3).
+func BenchmarkUnmarshalBinary(b *testing.B) { benchDecode(b, Binary, Unmarshal) }
 
 // BenchmarkUnmarshalSlow is BenchmarkUnmarshal on the json-iterator path that Unmarshal takes
 // for records not in Marshal's exact form, and took for every record before decodeFast.
-func BenchmarkUnmarshalSlow(b *testing.B) { benchDecode(b, unmarshalSlow) }
+func BenchmarkUnmarshalSlow(b *testing.B) { benchDecode(b, JSON, unmarshalSlow) }
 
-func benchDecode(b *testing.B, decode func([]byte) (*store.Target, int64, error)) {
-	enc, err := Marshal(benchTarget(), 42)
+func benchDecode(b *testing.B, f Format, decode func([]byte) (*store.Target, int64, error)) {
+	enc, err := f.Marshal(benchTarget(), 42)
 	if err != nil {
 		b.Fatal(err)
 	}
