@@ -83,6 +83,7 @@ fuzz: ## Run every fuzz target FUZZTIME times each (default 20000x; CI runs this
 	$(GO) test -run '^$$' -fuzz '^FuzzDecisionInputMatchesUncached$$' -fuzztime $(FUZZTIME) ./server
 	$(GO) test -run '^$$' -fuzz '^FuzzKeyEncoding$$' -fuzztime $(FUZZTIME) ./store/internal/codec
 	$(GO) test -run '^$$' -fuzz '^FuzzUnmarshalFast$$' -fuzztime $(FUZZTIME) ./store/internal/codec
+	$(GO) test -run '^$$' -fuzz '^FuzzUnmarshalBinary$$' -fuzztime $(FUZZTIME) ./store/internal/codec
 	$(GO) test -run '^$$' -fuzz '^FuzzSpecEncodesSame$$' -fuzztime $(FUZZTIME) ./store/internal/codec
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRecommendRequest$$' -fuzztime $(FUZZTIME) ./internal/wirecodec
 	$(GO) test -run '^$$' -fuzz '^FuzzMarshalRecommendResponse$$' -fuzztime $(FUZZTIME) ./internal/wirecodec
