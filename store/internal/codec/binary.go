@@ -7,6 +7,11 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/hpa-recommender/hpa-recommender/recommender"
+	"github.com/hpa-recommender/hpa-recommender/store"
 )
 
 // Record format 3: the record of format 2 (recordV1 and the same rules: conditionsAsState,
@@ -33,9 +38,6 @@ const binaryMagic = 0xB3
 
 // binaryHeader is the fixed part that opens a binary record.
 const binaryHeader = 21
-
-// BinaryRecordVersion is the record version of a binary record (see binaryMagic).
-const BinaryRecordVersion = 3
 
 // isBinary reports whether b opens as a binary record.
 func isBinary(b []byte) bool { return len(b) > 0 && b[0] == binaryMagic }
@@ -349,7 +351,7 @@ func (e *binEncoder) value(v *valueStV1) {
 	e.int32Ptr(v.AverageUtilization)
 }
 
-// binDecoder reads a binary record into a recordV1. Every string is carved from text, one copy
+// binDecoder reads a binary record into a target. Every string is carved from text, one copy
 // of the record made up front, so the result never aliases the input and costs one allocation
 // for all its strings. It keeps the first error; reads past it return zero values.
 type binDecoder struct {
@@ -357,6 +359,9 @@ type binDecoder struct {
 	text string // the record as a string, b's copy
 	off  int
 	err  error
+	// qtyErr is the first quantity whose text does not parse: the record reads, but not as a
+	// target (decRecord's error).
+	qtyErr error
 }
 
 // errBinaryRecord wraps every malformed binary record's error.
@@ -488,23 +493,33 @@ func (d *binDecoder) strs() []string {
 	return binDecList(d, func(d *binDecoder, s *string) { *s = d.str() })
 }
 
-// decodeBinary decodes a binary record into r.
-func decodeBinary(b []byte, r *recordV1) error {
+// binaryHeaderFields reads the header of a binary record: its revision and lastSeen.
+func binaryHeaderFields(b []byte) (rev int64, lastSeen time.Time, err error) {
 	if len(b) < binaryHeader || b[0] != binaryMagic {
-		return fmt.Errorf("%w: shorter than its header", errBinaryRecord)
+		return 0, time.Time{}, fmt.Errorf("%w: shorter than its header", errBinaryRecord)
 	}
-	d := binDecoder{b: b, text: string(b), off: binaryHeader}
-	rev := binary.LittleEndian.Uint64(b[1:9])
-	if rev > math.MaxInt64 {
-		return fmt.Errorf("%w: revision %d out of range", errBinaryRecord, rev)
+	r := binary.LittleEndian.Uint64(b[1:9])
+	if r > math.MaxInt64 {
+		return 0, time.Time{}, fmt.Errorf("%w: revision %d out of range", errBinaryRecord, r)
 	}
 	nsec := binary.LittleEndian.Uint32(b[17:21])
 	if nsec >= 1e9 {
-		return fmt.Errorf("%w: lastSeen nanoseconds out of range", errBinaryRecord)
+		return 0, time.Time{}, fmt.Errorf("%w: lastSeen nanoseconds out of range", errBinaryRecord)
 	}
-	r.V, r.Revision = BinaryRecordVersion, int64(rev)
-	r.LastSeen = binTime(int64(binary.LittleEndian.Uint64(b[9:17])), int64(nsec))
-	r.Key = keyV1{Cluster: d.str(), Namespace: d.str(), Name: d.str()}
+	return int64(r), binTime(int64(binary.LittleEndian.Uint64(b[9:17])), int64(nsec)), nil
+}
+
+// decodeBinary decodes a binary record straight into a target, as decRecord would convert the
+// record's structs (the same nil and empty, the decision's conditions a copy of the state's for
+// conditionsAsState), without building them.
+func decodeBinary(b []byte) (*store.Target, error) {
+	rev, seen, err := binaryHeaderFields(b)
+	if err != nil {
+		return nil, err
+	}
+	d := binDecoder{b: b, text: string(b), off: binaryHeader}
+	t := &store.Target{Revision: rev, LastSeen: seen}
+	t.Key = store.Key{Cluster: d.str(), Namespace: d.str(), Name: d.str()}
 	if d.err == nil && len(b)-d.off < 4 {
 		d.fail("truncated")
 	}
@@ -513,81 +528,98 @@ func decodeBinary(b []byte, r *recordV1) error {
 		d.off += 4
 		if uint64(n) > uint64(len(b)-d.off) {
 			d.fail("spec section longer than the record")
+		} else {
+			end := d.off + int(n)
+			sub := binDecoder{b: b[:end], text: d.text[:end], off: d.off}
+			sub.spec(&t.Spec)
+			if sub.err == nil && sub.off != end {
+				sub.fail("spec section longer than its spec")
+			}
+			d.off, d.err, d.qtyErr = end, sub.err, sub.qtyErr
 		}
 	}
-	if d.err == nil {
-		end := d.off + int(binary.LittleEndian.Uint32(b[d.off-4:]))
-		sub := binDecoder{b: d.b[:end], text: d.text[:end], off: d.off}
-		sub.spec(&r.Spec)
-		if sub.err == nil && sub.off != end {
-			sub.fail("spec section longer than its spec")
-		}
-		d.off, d.err = end, sub.err
-	}
-	d.state(&r.State)
-	r.Pending = binDecList(&d, func(d *binDecoder, p *pendingV1) {
+	d.state(&t.State)
+	t.Pending = binDecList(&d, func(d *binDecoder, p *store.PendingDecision) {
 		p.RecommendationID, p.Time = d.str(), d.time()
 		p.CurrentReplicas, p.DesiredReplicas = d.int32(), d.int32()
 	})
-	r.Reported = d.strs()
+	t.Reported = d.strs()
 	if d.flag() {
-		r.LastDecision = &lastDecV1{}
-		d.lastDecision(r.LastDecision)
+		t.LastDecision = d.lastDecision(t.State.Conditions)
 	}
 	if d.err == nil && d.off != len(b) {
 		d.fail("bytes after the record")
 	}
-	return d.err
+	if d.err != nil {
+		return nil, d.err
+	}
+	if d.qtyErr != nil {
+		return nil, fmt.Errorf("decode target %s: %w", t.Key, d.qtyErr)
+	}
+	return t, nil
 }
 
-func (d *binDecoder) spec(s *specV1) {
+// qty reads an optional quantity's text and parses it as decRecord does.
+func (d *binDecoder) qty() *resource.Quantity {
+	s := d.strPtr()
+	if s == nil || d.err != nil {
+		return nil
+	}
+	q, err := parseQty(*s)
+	if err != nil && d.qtyErr == nil {
+		d.qtyErr = fmt.Errorf("quantity %q: %w", *s, err)
+	}
+	return &q
+}
+
+func (d *binDecoder) spec(s *recommender.Spec) {
 	d.objRef(&s.ScaleTargetRef)
 	s.MinReplicas = d.int32Ptr()
 	s.MaxReplicas = d.int32()
 	s.Metrics = binDecList(d, (*binDecoder).metric)
 	if d.flag() {
-		s.Behavior = &behaviorV1{ScaleUp: d.rules(), ScaleDown: d.rules()}
+		s.Behavior = &recommender.Behavior{ScaleUp: d.rules(), ScaleDown: d.rules()}
 	}
 }
 
-func (d *binDecoder) objRef(r *objRefV1) {
+func (d *binDecoder) objRef(r *recommender.ObjectReference) {
 	r.APIVersion, r.Kind, r.Name = d.str(), d.str(), d.str()
 }
 
-func (d *binDecoder) metric(m *metricV1) {
+func (d *binDecoder) metric(m *recommender.MetricSpec) {
 	m.Type = d.str()
 	if d.flag() {
-		m.Resource = &resSrcV1{Name: d.str()}
+		m.Resource = &recommender.ResourceMetricSource{Name: d.str()}
 		d.target(&m.Resource.Target)
 	}
 	if d.flag() {
-		m.ContainerResource = &contResSrcV1{Name: d.str(), Container: d.str()}
+		m.ContainerResource = &recommender.ContainerResourceMetricSource{Name: d.str(), Container: d.str()}
 		d.target(&m.ContainerResource.Target)
 	}
 	if d.flag() {
-		m.Pods = &podsSrcV1{}
+		m.Pods = &recommender.PodsMetricSource{}
 		d.metricID(&m.Pods.Metric)
 		d.target(&m.Pods.Target)
 	}
 	if d.flag() {
-		m.Object = &objectSrcV1{}
+		m.Object = &recommender.ObjectMetricSource{}
 		d.objRef(&m.Object.DescribedObject)
 		d.metricID(&m.Object.Metric)
 		d.target(&m.Object.Target)
 	}
 	if d.flag() {
-		m.External = &externalSrcV1{}
+		m.External = &recommender.ExternalMetricSource{}
 		d.metricID(&m.External.Metric)
 		d.target(&m.External.Target)
 	}
 }
 
-func (d *binDecoder) metricID(m *metricIDV1) {
+func (d *binDecoder) metricID(m *recommender.MetricIdentifier) {
 	m.Name = d.str()
 	if !d.flag() {
 		return
 	}
-	m.Selector = &selectorV1{}
+	m.Selector = &recommender.LabelSelector{}
 	if n := d.count(); n > 0 && d.err == nil {
 		m.Selector.MatchLabels = make(map[string]string, n)
 		prev := ""
@@ -599,60 +631,70 @@ func (d *binDecoder) metricID(m *metricIDV1) {
 			m.Selector.MatchLabels[k], prev = v, k
 		}
 	}
-	m.Selector.MatchExpressions = binDecList(d, func(d *binDecoder, r *selectorReqV1) {
+	m.Selector.MatchExpressions = binDecList(d, func(d *binDecoder, r *recommender.LabelSelectorRequirement) {
 		r.Key, r.Operator, r.Values = d.str(), d.str(), d.strs()
 	})
 }
 
-func (d *binDecoder) target(t *metricTargetV1) {
+func (d *binDecoder) target(t *recommender.MetricTarget) {
 	t.Type = d.str()
-	t.Value, t.AverageValue = d.strPtr(), d.strPtr()
+	t.Value, t.AverageValue = d.qty(), d.qty()
 	t.AverageUtilization = d.int32Ptr()
 }
 
-func (d *binDecoder) rules() *rulesV1 {
+func (d *binDecoder) rules() *recommender.ScalingRules {
 	if !d.flag() {
 		return nil
 	}
-	r := &rulesV1{StabilizationWindowSeconds: d.int32Ptr(), SelectPolicy: d.strPtr()}
-	r.Policies = binDecList(d, func(d *binDecoder, p *policyV1) {
+	r := &recommender.ScalingRules{StabilizationWindowSeconds: d.int32Ptr(), SelectPolicy: d.strPtr()}
+	r.Policies = binDecList(d, func(d *binDecoder, p *recommender.ScalingPolicy) {
 		p.Type, p.Value, p.PeriodSeconds = d.str(), d.int32(), d.int32()
 	})
-	r.Tolerance = d.strPtr()
+	r.Tolerance = d.qty()
 	return r
 }
 
-func (d *binDecoder) state(s *stateV1) {
+func (d *binDecoder) state(s *recommender.State) {
 	s.Seeded = d.flag()
-	s.History.Recommendations = binDecList(d, func(d *binDecoder, r *recommendationV1) {
+	s.History.Recommendations = binDecList(d, func(d *binDecoder, r *recommender.Recommendation) {
 		r.Time, r.Replicas = d.time(), d.int32()
 	})
-	events := func(d *binDecoder, s *scaleEventV1) { s.Time, s.Change = d.time(), d.int32() }
+	events := func(d *binDecoder, s *recommender.ScaleEvent) { s.Time, s.Change = d.time(), d.int32() }
 	s.History.ScaleUpEvents = binDecList(d, events)
 	s.History.ScaleDownEvents = binDecList(d, events)
 	s.Conditions = binDecList(d, (*binDecoder).condition)
 }
 
-func (d *binDecoder) condition(c *conditionV1) {
+func (d *binDecoder) condition(c *recommender.Condition) {
 	c.Type, c.Status, c.Reason, c.Message = d.str(), d.str(), d.str(), d.str()
 	c.LastTransitionTime = d.time()
 }
 
-func (d *binDecoder) lastDecision(x *lastDecV1) {
-	x.RecommendationID, x.Time = d.str(), d.time()
+// lastDecision reads the last decision; with conditionsAsState its conditions are a copy of
+// state's, which the caller may change apart from them.
+func (d *binDecoder) lastDecision(state []recommender.Condition) *store.LastDecision {
+	out := &store.LastDecision{RecommendationID: d.str()}
+	x := &out.Decision
+	x.Time = d.time()
 	x.CurrentReplicas, x.DesiredReplicas = d.int32(), d.int32()
 	x.CurrentMetrics = binDecList(d, (*binDecoder).metricStatus)
-	x.ConditionsAsState = d.flag()
+	asState := d.flag()
 	x.Conditions = binDecList(d, (*binDecoder).condition)
+	if asState {
+		if len(x.Conditions) > 0 {
+			d.fail("lastDecision has both conditions and conditionsAsState")
+		}
+		x.Conditions = slices.Clone(state)
+	}
 	e := &x.Explanation
 	e.Message = d.str()
-	e.Metrics = binDecList(d, func(d *binDecoder, m *metricExplV1) {
+	e.Metrics = binDecList(d, func(d *binDecoder, m *recommender.MetricExplanation) {
 		m.Index, m.Name, m.Proposal = d.int32(), d.str(), d.int32()
 		if d.err == nil && len(d.b)-d.off < 8 {
 			d.fail("truncated")
 		}
 		if d.err == nil {
-			m.UsageRatio = float(math.Float64frombits(binary.LittleEndian.Uint64(d.b[d.off:])))
+			m.UsageRatio = math.Float64frombits(binary.LittleEndian.Uint64(d.b[d.off:]))
 			d.off += 8
 		}
 		m.ReadyPods, m.IgnoredPods, m.MissingPods, m.UnreadyPods = d.int32(), d.int32(), d.int32(), d.int32()
@@ -661,37 +703,38 @@ func (d *binDecoder) lastDecision(x *lastDecV1) {
 	e.WinningMetric, e.Proposal, e.Stabilized = d.int32(), d.int32(), d.int32()
 	e.StabilizationWindow = time.Duration(d.varint())
 	e.Limited, e.LimitingPolicy, e.Final, e.LimitReason = d.int32(), d.str(), d.int32(), d.str()
+	return out
 }
 
-func (d *binDecoder) metricStatus(m *metricStV1) {
+func (d *binDecoder) metricStatus(m *recommender.MetricStatus) {
 	m.Type = d.str()
 	if d.flag() {
-		m.Resource = &resStV1{Name: d.str()}
+		m.Resource = &recommender.ResourceMetricStatus{Name: d.str()}
 		d.value(&m.Resource.Current)
 	}
 	if d.flag() {
-		m.ContainerResource = &contResStV1{Name: d.str(), Container: d.str()}
+		m.ContainerResource = &recommender.ContainerResourceMetricStatus{Name: d.str(), Container: d.str()}
 		d.value(&m.ContainerResource.Current)
 	}
 	if d.flag() {
-		m.Pods = &podsStV1{}
+		m.Pods = &recommender.PodsMetricStatus{}
 		d.metricID(&m.Pods.Metric)
 		d.value(&m.Pods.Current)
 	}
 	if d.flag() {
-		m.Object = &objectStV1{}
+		m.Object = &recommender.ObjectMetricStatus{}
 		d.metricID(&m.Object.Metric)
 		d.value(&m.Object.Current)
 		d.objRef(&m.Object.DescribedObject)
 	}
 	if d.flag() {
-		m.External = &externalStV1{}
+		m.External = &recommender.ExternalMetricStatus{}
 		d.metricID(&m.External.Metric)
 		d.value(&m.External.Current)
 	}
 }
 
-func (d *binDecoder) value(v *valueStV1) {
-	v.Value, v.AverageValue = d.strPtr(), d.strPtr()
+func (d *binDecoder) value(v *recommender.MetricValueStatus) {
+	v.Value, v.AverageValue = d.qty(), d.qty()
 	v.AverageUtilization = d.int32Ptr()
 }

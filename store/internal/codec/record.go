@@ -407,15 +407,14 @@ func unmarshalSlow(b []byte) (*store.Target, int64, error) {
 
 // unmarshalBinary is Unmarshal of a binary record.
 func unmarshalBinary(b []byte) (*store.Target, int64, error) {
-	var r recordV1
-	if err := decodeBinary(b, &r); err != nil {
-		return nil, 0, fmt.Errorf("decode target record: %w", err)
-	}
-	t, err := decRecord(&r)
+	t, err := decodeBinary(b)
 	if err != nil {
+		if errors.Is(err, errBinaryRecord) {
+			err = fmt.Errorf("decode target record: %w", err)
+		}
 		return nil, 0, err
 	}
-	return t, r.Revision, nil
+	return t, t.Revision, nil
 }
 
 // checkVersion refuses a record version Unmarshal does not read.
@@ -525,11 +524,11 @@ func decRecordSpec(r *recordV1, spec *recommender.Spec) (t *store.Target, exact 
 // LastSeen decodes only the version and LastSeen of a record, for TTL collection.
 func LastSeen(b []byte) (time.Time, error) {
 	if isBinary(b) {
-		var r recordV1
-		if err := decodeBinary(b, &r); err != nil {
+		_, seen, err := binaryHeaderFields(b)
+		if err != nil {
 			return time.Time{}, fmt.Errorf("decode target record: %w", err)
 		}
-		return r.LastSeen, nil
+		return seen, nil
 	}
 	var r struct {
 		V        int       `json:"v"`
