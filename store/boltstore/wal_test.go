@@ -18,6 +18,7 @@ import (
 
 	"github.com/hpa-recommender/hpa-recommender/recommender"
 	"github.com/hpa-recommender/hpa-recommender/store"
+	"github.com/hpa-recommender/hpa-recommender/store/internal/codec"
 )
 
 // noCheckpoints keeps every write in the log for the length of a test.
@@ -570,4 +571,80 @@ func (s *Store) overlayLen() int {
 	s.omu.RLock()
 	defer s.omu.RUnlock()
 	return len(s.overlay)
+}
+
+// TestJSONLogReplaysAfterUpgrade: a file of schema version 2 whose log holds JSON records (an
+// older binary crashed) opens with this binary: the log replays, the records read, the file
+// becomes schema version 3, and the next update writes the record in binary.
+func TestJSONLogReplaysAfterUpgrade(t *testing.T) {
+	s := openT(t, filepath.Join(t.TempDir(), "hpa.db"), noCheckpoints)
+	setMax(t, s, "web", 4)
+	setMax(t, s, "api", 7)
+	db := crashCopy(t, s)
+	segs, _ := listSegments(db + walSuffix)
+	if len(segs) != 1 {
+		t.Fatalf("segments %v, want one", segs)
+	}
+	path := filepath.Join(db+walSuffix, segmentName(segs[0]))
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := readFrames(data, segs[0])
+	if len(r.es) != 2 {
+		t.Fatalf("%d logged records, want 2", len(r.es))
+	}
+	for i, e := range r.es {
+		tgt, rev, err := codec.Unmarshal(e.val)
+		if err != nil || e.val[0] == '{' {
+			t.Fatalf("logged record %d: %v, or not binary: %.10q", i, err, e.val)
+		}
+		if r.es[i].val, err = codec.Marshal(tgt, rev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(path, append(appendFrame(nil, segs[0], r.es), make([]byte, 100)...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bdb, err := bbolt.Open(db, 0o600, &bbolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bdb.Update(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketMeta).Put(keySchemaVersion, []byte("2"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := bdb.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	rs := openT(t, db, noCheckpoints)
+	if got, want := maxOf(t, rs, "web"), int32(4); got != want {
+		t.Errorf("web: MaxReplicas %d after replaying JSON records, want %d", got, want)
+	}
+	if got, want := maxOf(t, rs, "api"), int32(7); got != want {
+		t.Errorf("api: MaxReplicas %d after replaying JSON records, want %d", got, want)
+	}
+	setMax(t, rs, "api", 8)
+	if err := rs.checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.Check(); err != nil {
+		t.Error(err)
+	}
+	err = rs.db.View(func(tx *bbolt.Tx) error {
+		if v := string(tx.Bucket(bucketMeta).Get(keySchemaVersion)); v != "3" {
+			t.Errorf("schema version %q after Open, want 3", v)
+		}
+		web := tx.Bucket(bucketTargets).Get(codec.EncodeKey(wkey("web")))
+		api := tx.Bucket(bucketTargets).Get(codec.EncodeKey(wkey("api")))
+		if len(web) == 0 || web[0] != '{' || len(api) == 0 || api[0] == '{' {
+			t.Errorf("web's record %.10q should still be JSON, api's %.10q binary after its update", web, api)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
