@@ -468,21 +468,8 @@ func TestReusedSegmentIsNotReplayedPastItsFrames(t *testing.T) {
 // TestFirstFormatSegmentReplays: a segment of the log's first format (8-byte frame headers,
 // no segment numbers, no seal; the older ones end in zeros) that a crash left is replayed.
 func TestFirstFormatSegmentReplays(t *testing.T) {
-	s := openT(t, filepath.Join(t.TempDir(), "hpa.db"), noCheckpoints)
-	setMax(t, s, "web", 1)
-	setMax(t, s, "api", 1)
-	db := crashCopy(t, s)
-	segs, _ := listSegments(db + walSuffix)
-	if len(segs) != 1 {
-		t.Fatalf("segments %v, want one", segs)
-	}
+	db, segs, path, r := crashedWithOneSegment(t, 1, 1)
 	// Rewrite the one segment in the first format, followed by zeros, and add a second.
-	path := filepath.Join(db+walSuffix, segmentName(segs[0]))
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := readFrames(data, segs[0])
 	first := append(legacyFrameOf(r.es), make([]byte, 100)...)
 	second := legacyFrameOf([]entry{r.es[len(r.es)-1]}) // api's record again
 	second = append(second, legacyFrameOf([]entry{{key: r.es[0].key, val: nil, rev: 1 << 20}})...)
@@ -513,6 +500,26 @@ func TestFirstFormatSegmentReplays(t *testing.T) {
 		}
 		t.Errorf("Open of a damaged older first-format segment: %v, want it refused", err)
 	}
+}
+
+// crashedWithOneSegment writes web's and api's MaxReplicas (no checkpoint) and returns a crash
+// copy of the store: its file, its log's one segment number and path, and what that holds.
+func crashedWithOneSegment(t *testing.T, web, api int32) (db string, segs []uint64, path string, r segmentRead) {
+	t.Helper()
+	s := openT(t, filepath.Join(t.TempDir(), "hpa.db"), noCheckpoints)
+	setMax(t, s, "web", web)
+	setMax(t, s, "api", api)
+	db = crashCopy(t, s)
+	segs, _ = listSegments(db + walSuffix)
+	if len(segs) != 1 {
+		t.Fatalf("segments %v, want one", segs)
+	}
+	path = filepath.Join(db+walSuffix, segmentName(segs[0]))
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, segs, path, readFrames(data, segs[0])
 }
 
 // legacyFrameOf encodes es as one frame of the log's first format.
@@ -577,20 +584,7 @@ func (s *Store) overlayLen() int {
 // older binary crashed) opens with this binary: the log replays, the records read, the file
 // becomes schema version 3, and the next update writes the record in binary.
 func TestJSONLogReplaysAfterUpgrade(t *testing.T) {
-	s := openT(t, filepath.Join(t.TempDir(), "hpa.db"), noCheckpoints)
-	setMax(t, s, "web", 4)
-	setMax(t, s, "api", 7)
-	db := crashCopy(t, s)
-	segs, _ := listSegments(db + walSuffix)
-	if len(segs) != 1 {
-		t.Fatalf("segments %v, want one", segs)
-	}
-	path := filepath.Join(db+walSuffix, segmentName(segs[0]))
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := readFrames(data, segs[0])
+	db, segs, path, r := crashedWithOneSegment(t, 4, 7)
 	if len(r.es) != 2 {
 		t.Fatalf("%d logged records, want 2", len(r.es))
 	}
