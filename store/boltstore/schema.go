@@ -79,9 +79,9 @@ func initSchema(tx *bolt.Tx) error {
 }
 
 // migrate upgrades a file of an older schema version in place, in Open's transaction. From
-// versions 1 and 2 that is the version alone: its records stay as they are until they are rewritten,
-// and a binary that could not read what this one writes then refuses the file at Open instead
-// of failing on every record rewritten since.
+// versions 1 and 2 that is the version alone: its records stay as they are until they are
+// rewritten, and a binary that could not read what this one writes then refuses the file at
+// Open instead of failing on every record rewritten since.
 func migrate(meta *bolt.Bucket) error {
 	if err := meta.Put(keySchemaVersion, []byte(strconv.Itoa(SchemaVersion))); err != nil {
 		return fmt.Errorf("upgrade schema version to %d: %w", SchemaVersion, err)

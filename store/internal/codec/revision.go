@@ -35,8 +35,9 @@ func versionPrefix(b []byte) int {
 const revRoom = len(`"rev":`) + 19 + 1
 
 // Unrevised is a record encoded without a revision (what Marshal(t, 0) returns) with room in
-// front of it (a binary record has its own, in its header), so that a store can encode a record (the expensive part) before it knows the
-// revision its write transaction assigns, and then add the revision without copying the record.
+// front of it (a binary record has its room in its header), so that a store can encode a
+// record (the expensive part) before it knows the revision its write transaction assigns, and
+// then add the revision without copying the record.
 type Unrevised struct {
 	buf []byte // buf[revRoom:] is the record; nil once Revise has used it
 }
