@@ -56,23 +56,6 @@ type binEncoder struct {
 	specAt, specEnd int
 }
 
-// withBinary is withEncoding for the binary layout: use gets the record and its spec
-// section, in a pooled buffer valid only during the call.
-func withBinary(r *recordV1, spec []byte, use func(record, spec []byte)) error {
-	buf := buffers.Get().(*[]byte)
-	defer buffers.Put(buf)
-	e := binEncoder{b: (*buf)[:0], specBin: spec}
-	e.record(r)
-	if e.err != nil {
-		return e.err
-	}
-	if cap(e.b) <= maxPooledBuffer {
-		*buf = e.b
-	}
-	use(e.b, e.b[e.specAt:e.specEnd])
-	return nil
-}
-
 func (e *binEncoder) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
 func (e *binEncoder) varint(v int64)   { e.b = binary.AppendVarint(e.b, v) }
 func (e *binEncoder) str(s string)     { e.uvarint(uint64(len(s))); e.b = append(e.b, s...) }

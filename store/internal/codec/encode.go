@@ -22,36 +22,49 @@ import (
 //
 // A field added to a record struct must be added here too, in declaration order.
 
-// maxPooledBuffer bounds the buffers encodeRecord keeps, so that one huge record does not pin
+// maxPooledBuffer bounds the buffers Format.encode keeps, so that one huge record does not pin
 // its buffer for good.
 const maxPooledBuffer = 64 << 10
 
-// buffers holds encodeRecord's buffers: growing one to a record's size by appending each time
+// buffers holds Format.encode's buffers: growing one to a record's size by appending each time
 // cost more than the encoding itself.
 var buffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // encodeRecord returns the JSON encoding of r in a slice of its own.
 func encodeRecord(r *recordV1) ([]byte, error) {
 	var out []byte
-	err := withEncoding(r, nil, func(b, _ []byte) { out = bytes.Clone(b) })
+	err := JSON.encode(r, nil, func(b, _ []byte) { out = bytes.Clone(b) })
 	return out, err
 }
 
-// withEncoding calls use with the JSON encoding of r and the part of it that is the value of
-// its spec member, in a pooled buffer that is only valid during the call. spec, when not nil,
-// is written verbatim as that value instead of r.Spec's encoding (MarshalNormalizedAfter).
-func withEncoding(r *recordV1, spec []byte, use func(record, spec []byte)) error {
+// encode calls use with r's encoding in f and the part of it that is r's spec (JSON: the value
+// of its spec member; binary: its spec section), in a pooled buffer that is only valid during
+// the call. spec, when not nil, is written verbatim in that place instead of r.Spec's encoding
+// (MarshalNormalizedAfter).
+func (f Format) encode(r *recordV1, spec []byte, use func(record, spec []byte)) error {
 	buf := buffers.Get().(*[]byte)
 	defer buffers.Put(buf)
-	e := encoder{b: (*buf)[:0], specJSON: spec}
-	e.record(r)
-	if e.err != nil {
-		return e.err
+	var (
+		b           []byte
+		specAt, end int
+		err         error
+	)
+	if f.binary {
+		e := binEncoder{b: (*buf)[:0], specBin: spec}
+		e.record(r)
+		b, specAt, end, err = e.b, e.specAt, e.specEnd, e.err
+	} else {
+		e := encoder{b: (*buf)[:0], specJSON: spec}
+		e.record(r)
+		b, specAt, end, err = e.b, e.specAt, e.specEnd, e.err
 	}
-	if cap(e.b) <= maxPooledBuffer {
-		*buf = e.b
+	if err != nil {
+		return err
 	}
-	use(e.b, e.b[e.specAt:e.specEnd])
+	if cap(b) <= maxPooledBuffer {
+		*buf = b
+	}
+	use(b, b[specAt:end])
 	return nil
 }
 

@@ -289,14 +289,6 @@ func (f Format) String() string {
 	return "json"
 }
 
-// encode is withEncoding or withBinary.
-func (f Format) encode(r *recordV1, spec []byte, use func(record, spec []byte)) error {
-	if f.binary {
-		return withBinary(r, spec, use)
-	}
-	return withEncoding(r, spec, use)
-}
-
 // Marshal encodes t (its Key included, its Revision replaced by rev; 0 omits it) as JSON.
 func Marshal(t *store.Target, rev int64) ([]byte, error) { return JSON.Marshal(t, rev) }
 
