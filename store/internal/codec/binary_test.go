@@ -145,10 +145,9 @@ func TestBinaryRevision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u := unrevised(withRev); u.Bytes() != nil {
-		if _, err := u.Revise(4); err == nil {
-			t.Error("Revise of a record with a revision succeeded")
-		}
+	withRevU := unrevised(withRev)
+	if _, err := withRevU.Revise(4); err == nil {
+		t.Error("Revise of a record with a revision succeeded")
 	}
 	u, err := Binary.MarshalUnrevised(in)
 	if err != nil {
