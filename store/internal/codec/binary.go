@@ -46,11 +46,14 @@ func isBinary(b []byte) bool { return len(b) > 0 && b[0] == binaryMagic }
 // errBinaryTime is a time that the record cannot hold.
 var errBinaryTime = errors.New("year outside of range [0,9999]")
 
-// binEncoder appends a recordV1 in the binary layout; it keeps the first error.
+// binEncoder appends a target in the binary layout, straight from the domain types: the bytes
+// the record structs (recordV1, the JSON encoder's input) would give, without building them,
+// which cost more allocations than the encoding (TestBinaryEncodesAsRecord holds it to those
+// bytes). It keeps the first error.
 type binEncoder struct {
 	b   []byte
 	err error
-	// specBin, when not nil, is written as the spec section in place of encoding r.Spec.
+	// specBin, when not nil, is written as the spec section in place of encoding the spec.
 	specBin []byte
 	// specAt and specEnd are where the spec section's bytes are in b.
 	specAt, specEnd int
@@ -82,9 +85,17 @@ func (e *binEncoder) strPtr(p *string) {
 	}
 }
 
-// checkTime refuses what JSON refuses: a year outside [0,9999].
+// qty writes an optional quantity as its text, qtyText (encQty's).
+func (e *binEncoder) qty(q *resource.Quantity) {
+	e.flag(q != nil)
+	if q != nil {
+		e.str(qtyText(q))
+	}
+}
+
+// checkTime refuses what JSON refuses: a year outside [0,9999], in UTC as records are written.
 func (e *binEncoder) checkTime(t time.Time) {
-	if y := t.Year(); (y < 0 || y > 9999) && e.err == nil {
+	if y := t.UTC().Year(); (y < 0 || y > 9999) && e.err == nil {
 		e.err = fmt.Errorf("time %v: %w", t, errBinaryTime)
 	}
 }
@@ -104,22 +115,23 @@ func binList[T any](e *binEncoder, s []T, elem func(*binEncoder, *T)) {
 
 func (e *binEncoder) strs(s []string) { binList(e, s, func(e *binEncoder, s *string) { e.str(*s) }) }
 
-func (e *binEncoder) record(r *recordV1) {
+// record writes t with revision rev (0 or less: none).
+func (e *binEncoder) record(t *store.Target, rev int64) {
 	e.b = append(e.b, binaryMagic)
-	e.b = binary.LittleEndian.AppendUint64(e.b, uint64(max(r.Revision, 0)))
-	e.checkTime(r.LastSeen)
-	e.b = binary.LittleEndian.AppendUint64(e.b, uint64(r.LastSeen.Unix()))
-	e.b = binary.LittleEndian.AppendUint32(e.b, uint32(r.LastSeen.Nanosecond()))
-	e.str(r.Key.Cluster)
-	e.str(r.Key.Namespace)
-	e.str(r.Key.Name)
+	e.b = binary.LittleEndian.AppendUint64(e.b, uint64(max(rev, 0)))
+	e.checkTime(t.LastSeen)
+	e.b = binary.LittleEndian.AppendUint64(e.b, uint64(t.LastSeen.Unix()))
+	e.b = binary.LittleEndian.AppendUint32(e.b, uint32(t.LastSeen.Nanosecond()))
+	e.str(t.Key.Cluster)
+	e.str(t.Key.Namespace)
+	e.str(t.Key.Name)
 	lenAt := len(e.b)
 	e.b = append(e.b, 0, 0, 0, 0) // the spec section's length, set below
 	e.specAt = len(e.b)
 	if e.specBin != nil {
 		e.b = append(e.b, e.specBin...)
 	} else {
-		e.spec(&r.Spec)
+		e.spec(&t.Spec)
 	}
 	e.specEnd = len(e.b)
 	if n := e.specEnd - e.specAt; n > math.MaxUint32 {
@@ -129,21 +141,21 @@ func (e *binEncoder) record(r *recordV1) {
 	} else {
 		binary.LittleEndian.PutUint32(e.b[lenAt:], uint32(n))
 	}
-	e.state(&r.State)
-	binList(e, r.Pending, func(e *binEncoder, p *pendingV1) {
+	e.state(&t.State)
+	binList(e, t.Pending, func(e *binEncoder, p *store.PendingDecision) {
 		e.str(p.RecommendationID)
 		e.time(p.Time)
 		e.varint(int64(p.CurrentReplicas))
 		e.varint(int64(p.DesiredReplicas))
 	})
-	e.strs(r.Reported)
-	e.flag(r.LastDecision != nil)
-	if d := r.LastDecision; d != nil {
-		e.lastDecision(d)
+	e.strs(t.Reported)
+	e.flag(t.LastDecision != nil)
+	if d := t.LastDecision; d != nil {
+		e.lastDecision(d, t.State.Conditions)
 	}
 }
 
-func (e *binEncoder) spec(s *specV1) {
+func (e *binEncoder) spec(s *recommender.Spec) {
 	e.objRef(&s.ScaleTargetRef)
 	e.int32Ptr(s.MinReplicas)
 	e.varint(int64(s.MaxReplicas))
@@ -155,13 +167,13 @@ func (e *binEncoder) spec(s *specV1) {
 	}
 }
 
-func (e *binEncoder) objRef(r *objRefV1) {
+func (e *binEncoder) objRef(r *recommender.ObjectReference) {
 	e.str(r.APIVersion)
 	e.str(r.Kind)
 	e.str(r.Name)
 }
 
-func (e *binEncoder) metric(m *metricV1) {
+func (e *binEncoder) metric(m *recommender.MetricSpec) {
 	e.str(m.Type)
 	e.flag(m.Resource != nil)
 	if s := m.Resource; s != nil {
@@ -192,21 +204,12 @@ func (e *binEncoder) metric(m *metricV1) {
 	}
 }
 
-func (e *binEncoder) metricID(m *metricIDV1) {
+func (e *binEncoder) metricID(m *recommender.MetricIdentifier) {
 	e.str(m.Name)
 	e.flag(m.Selector != nil)
 	if s := m.Selector; s != nil {
-		keys := make([]string, 0, len(s.MatchLabels))
-		for k := range s.MatchLabels {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		e.uvarint(uint64(len(keys)))
-		for _, k := range keys {
-			e.str(k)
-			e.str(s.MatchLabels[k])
-		}
-		binList(e, s.MatchExpressions, func(e *binEncoder, r *selectorReqV1) {
+		e.labels(s.MatchLabels)
+		binList(e, s.MatchExpressions, func(e *binEncoder, r *recommender.LabelSelectorRequirement) {
 			e.str(r.Key)
 			e.str(r.Operator)
 			e.strs(r.Values)
@@ -214,35 +217,51 @@ func (e *binEncoder) metricID(m *metricIDV1) {
 	}
 }
 
-func (e *binEncoder) target(t *metricTargetV1) {
+// labels writes a map's entries sorted by key; the keys are sorted in place, on the stack
+// for the usual few.
+func (e *binEncoder) labels(m map[string]string) {
+	var room [8]string
+	keys := room[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	e.uvarint(uint64(len(keys)))
+	for _, k := range keys {
+		e.str(k)
+		e.str(m[k])
+	}
+}
+
+func (e *binEncoder) target(t *recommender.MetricTarget) {
 	e.str(t.Type)
-	e.strPtr(t.Value)
-	e.strPtr(t.AverageValue)
+	e.qty(t.Value)
+	e.qty(t.AverageValue)
 	e.int32Ptr(t.AverageUtilization)
 }
 
-func (e *binEncoder) rules(r *rulesV1) {
+func (e *binEncoder) rules(r *recommender.ScalingRules) {
 	e.flag(r != nil)
 	if r == nil {
 		return
 	}
 	e.int32Ptr(r.StabilizationWindowSeconds)
 	e.strPtr(r.SelectPolicy)
-	binList(e, r.Policies, func(e *binEncoder, p *policyV1) {
+	binList(e, r.Policies, func(e *binEncoder, p *recommender.ScalingPolicy) {
 		e.str(p.Type)
 		e.varint(int64(p.Value))
 		e.varint(int64(p.PeriodSeconds))
 	})
-	e.strPtr(r.Tolerance)
+	e.qty(r.Tolerance)
 }
 
-func (e *binEncoder) state(s *stateV1) {
+func (e *binEncoder) state(s *recommender.State) {
 	e.flag(s.Seeded)
-	binList(e, s.History.Recommendations, func(e *binEncoder, r *recommendationV1) {
+	binList(e, s.History.Recommendations, func(e *binEncoder, r *recommender.Recommendation) {
 		e.time(r.Time)
 		e.varint(int64(r.Replicas))
 	})
-	events := func(e *binEncoder, s *scaleEventV1) {
+	events := func(e *binEncoder, s *recommender.ScaleEvent) {
 		e.time(s.Time)
 		e.varint(int64(s.Change))
 	}
@@ -251,7 +270,7 @@ func (e *binEncoder) state(s *stateV1) {
 	binList(e, s.Conditions, (*binEncoder).condition)
 }
 
-func (e *binEncoder) condition(c *conditionV1) {
+func (e *binEncoder) condition(c *recommender.Condition) {
 	e.str(c.Type)
 	e.str(c.Status)
 	e.str(c.Reason)
@@ -259,21 +278,49 @@ func (e *binEncoder) condition(c *conditionV1) {
 	e.time(c.LastTransitionTime)
 }
 
-func (e *binEncoder) lastDecision(d *lastDecV1) {
-	e.str(d.RecommendationID)
+// sameConditions is conditionsAsState on the domain types: cs, not empty, would be written
+// exactly as the state's conditions are (the same instants, every other field equal).
+func sameConditions(cs, state []recommender.Condition) bool {
+	if len(cs) == 0 || len(cs) != len(state) {
+		return false
+	}
+	for i := range cs {
+		c, s := cs[i], state[i]
+		if !utc(c.LastTransitionTime).Equal(utc(s.LastTransitionTime)) {
+			return false
+		}
+		// Every other field, whatever fields Condition gains, by ==.
+		c.LastTransitionTime, s.LastTransitionTime = time.Time{}, time.Time{}
+		if c != s {
+			return false
+		}
+	}
+	return true
+}
+
+// lastDecision writes the last decision; stateConds are the state's conditions, which the
+// decision's are written as when they are the same (conditionsAsState).
+func (e *binEncoder) lastDecision(ld *store.LastDecision, stateConds []recommender.Condition) {
+	d := &ld.Decision
+	e.str(ld.RecommendationID)
 	e.time(d.Time)
 	e.varint(int64(d.CurrentReplicas))
 	e.varint(int64(d.DesiredReplicas))
 	binList(e, d.CurrentMetrics, (*binEncoder).metricStatus)
-	e.flag(d.ConditionsAsState)
-	binList(e, d.Conditions, (*binEncoder).condition)
+	asState := sameConditions(d.Conditions, stateConds)
+	e.flag(asState)
+	if asState {
+		e.uvarint(0)
+	} else {
+		binList(e, d.Conditions, (*binEncoder).condition)
+	}
 	x := &d.Explanation
 	e.str(x.Message)
-	binList(e, x.Metrics, func(e *binEncoder, m *metricExplV1) {
+	binList(e, x.Metrics, func(e *binEncoder, m *recommender.MetricExplanation) {
 		e.varint(int64(m.Index))
 		e.str(m.Name)
 		e.varint(int64(m.Proposal))
-		r := float64(m.UsageRatio)
+		r := m.UsageRatio
 		if math.IsNaN(r) {
 			r = math.NaN() // one NaN, as JSON's "NaN" reads back
 		}
@@ -294,7 +341,7 @@ func (e *binEncoder) lastDecision(d *lastDecV1) {
 	e.str(x.LimitReason)
 }
 
-func (e *binEncoder) metricStatus(m *metricStV1) {
+func (e *binEncoder) metricStatus(m *recommender.MetricStatus) {
 	e.str(m.Type)
 	e.flag(m.Resource != nil)
 	if s := m.Resource; s != nil {
@@ -325,9 +372,9 @@ func (e *binEncoder) metricStatus(m *metricStV1) {
 	}
 }
 
-func (e *binEncoder) value(v *valueStV1) {
-	e.strPtr(v.Value)
-	e.strPtr(v.AverageValue)
+func (e *binEncoder) value(v *recommender.MetricValueStatus) {
+	e.qty(v.Value)
+	e.qty(v.AverageValue)
 	e.int32Ptr(v.AverageUtilization)
 }
 
@@ -339,6 +386,8 @@ type binDecoder struct {
 	text string // the record as a string, b's copy
 	off  int
 	err  error
+	// rewritten is set once a quantity's String() is not the text it was read from (decoder's).
+	rewritten bool
 	// qtyErr is the first quantity whose text does not parse: the record reads, but not as a
 	// target (decRecord's error).
 	qtyErr error
@@ -493,22 +542,36 @@ func binaryHeaderFields(b []byte) (rev int64, lastSeen time.Time, err error) {
 // record's structs (the same nil and empty, the decision's conditions a copy of the state's for
 // conditionsAsState), without building them.
 func decodeBinary(b []byte) (*store.Target, error) {
+	t, _, err := decodeBinarySpec(b, nil)
+	return t, err
+}
+
+// decodeBinarySpec is decodeBinary, but for a spec (when not nil) that stands for the record's,
+// whose section it skips: the target's Spec is *spec, as decRecordSpec gives. exact reports
+// whether the quantities of the record's spec decoded to ones whose String() is the text they
+// were written as (always, with spec).
+func decodeBinarySpec(b []byte, spec *recommender.Spec) (t *store.Target, exact bool, err error) {
 	rev, seen, err := binaryHeaderFields(b)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	d := binDecoder{b: b, text: string(b), off: binaryHeader}
-	t := &store.Target{Revision: rev, LastSeen: seen}
+	t = &store.Target{Revision: rev, LastSeen: seen}
 	t.Key = store.Key{Cluster: d.str(), Namespace: d.str(), Name: d.str()}
 	if d.err == nil && len(b)-d.off < 4 {
 		d.fail("truncated")
 	}
+	exact = true
 	if d.err == nil {
 		n := binary.LittleEndian.Uint32(b[d.off:])
 		d.off += 4
-		if uint64(n) > uint64(len(b)-d.off) {
+		switch {
+		case uint64(n) > uint64(len(b)-d.off):
 			d.fail("spec section longer than the record")
-		} else {
+		case spec != nil:
+			t.Spec = *spec
+			d.off += int(n)
+		default:
 			end := d.off + int(n)
 			sub := binDecoder{b: b[:end], text: d.text[:end], off: d.off}
 			sub.spec(&t.Spec)
@@ -516,6 +579,7 @@ func decodeBinary(b []byte) (*store.Target, error) {
 				sub.fail("spec section longer than its spec")
 			}
 			d.off, d.err, d.qtyErr = end, sub.err, sub.qtyErr
+			exact = !sub.rewritten
 		}
 	}
 	d.state(&t.State)
@@ -531,12 +595,12 @@ func decodeBinary(b []byte) (*store.Target, error) {
 		d.fail("bytes after the record")
 	}
 	if d.err != nil {
-		return nil, d.err
+		return nil, false, d.err
 	}
 	if d.qtyErr != nil {
-		return nil, fmt.Errorf("decode target %s: %w", t.Key, d.qtyErr)
+		return nil, false, fmt.Errorf("decode target %s: %w", t.Key, d.qtyErr)
 	}
-	return t, nil
+	return t, exact, nil
 }
 
 // qty reads an optional quantity's text and parses it as decRecord does.
@@ -548,6 +612,9 @@ func (d *binDecoder) qty() *resource.Quantity {
 	q, err := parseQty(*s)
 	if err != nil && d.qtyErr == nil {
 		d.qtyErr = fmt.Errorf("quantity %q: %w", *s, err)
+	}
+	if err == nil && q.String() != *s { // only reads: parseQty cached it
+		d.rewritten = true
 	}
 	return &q
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/hpa-recommender/hpa-recommender/store"
 )
 
 // The record encoder. Every write encodes a record, and json-iterator's reflective encoder
@@ -33,15 +35,16 @@ var buffers = sync.Pool{New: func() any { return new([]byte) }}
 // encodeRecord returns the JSON encoding of r in a slice of its own.
 func encodeRecord(r *recordV1) ([]byte, error) {
 	var out []byte
-	err := JSON.encode(r, nil, func(b, _ []byte) { out = bytes.Clone(b) })
+	err := JSON.encode(nil, 0, r, nil, func(b, _ []byte) { out = bytes.Clone(b) })
 	return out, err
 }
 
-// encode calls use with r's encoding in f and the part of it that is r's spec (JSON: the value
-// of its spec member; binary: its spec section), in a pooled buffer that is only valid during
-// the call. spec, when not nil, is written verbatim in that place instead of r.Spec's encoding
-// (MarshalNormalizedAfter).
-func (f Format) encode(r *recordV1, spec []byte, use func(record, spec []byte)) error {
+// encode calls use with the record of t, revision rev (0: none), in f and the part of it that is
+// the spec (JSON: the value of its spec member; binary: its spec section), in a pooled buffer
+// that is only valid during the call. JSON is written from r, t converted (encRecord; nil: f
+// converts it); binary from t directly. spec, when not nil, is written verbatim in that place
+// instead of the spec's encoding (MarshalNormalizedAfter).
+func (f Format) encode(t *store.Target, rev int64, r *recordV1, spec []byte, use func(record, spec []byte)) error {
 	buf := buffers.Get().(*[]byte)
 	defer buffers.Put(buf)
 	var (
@@ -51,9 +54,13 @@ func (f Format) encode(r *recordV1, spec []byte, use func(record, spec []byte)) 
 	)
 	if f.binary {
 		e := binEncoder{b: (*buf)[:0], specBin: spec}
-		e.record(r)
+		e.record(t, rev)
 		b, specAt, end, err = e.b, e.specAt, e.specEnd, e.err
 	} else {
+		if r == nil {
+			c := encRecord(t, rev)
+			r = &c
+		}
 		e := encoder{b: (*buf)[:0], specJSON: spec}
 		e.record(r)
 		b, specAt, end, err = e.b, e.specAt, e.specEnd, e.err

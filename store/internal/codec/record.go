@@ -294,9 +294,8 @@ func Marshal(t *store.Target, rev int64) ([]byte, error) { return JSON.Marshal(t
 
 // Marshal encodes t (its Key included, its Revision replaced by rev; 0: none) in f.
 func (f Format) Marshal(t *store.Target, rev int64) ([]byte, error) {
-	r := encRecord(t, rev)
 	var out []byte
-	if err := f.encode(&r, nil, func(b, _ []byte) { out = bytes.Clone(b) }); err != nil {
+	if err := f.encode(t, rev, nil, nil, func(b, _ []byte) { out = bytes.Clone(b) }); err != nil {
 		return nil, fmt.Errorf("encode target %s: %w", t.Key, err)
 	}
 	return out, nil
@@ -327,25 +326,31 @@ func MarshalUnrevised(t *store.Target) (Unrevised, error) { return JSON.MarshalU
 
 // MarshalUnrevised is the package's MarshalUnrevised in f.
 func (f Format) MarshalUnrevised(t *store.Target) (Unrevised, error) {
-	r := encRecord(t, 0)
 	var u Unrevised
-	if err := f.encode(&r, nil, func(b, _ []byte) { u = unrevised(b) }); err != nil {
+	if err := f.encode(t, 0, nil, nil, func(b, _ []byte) { u = unrevised(b) }); err != nil {
 		return Unrevised{}, fmt.Errorf("encode target %s: %w", t.Key, err)
 	}
 	return u, nil
 }
 
-// marshalNormalized is MarshalNormalized with prev and prevJSON nil; with both set, it writes
-// prevJSON as the spec's encoding and takes *prev as the normalized spec, which the caller
-// found to stand for t's (MarshalNormalizedAfter).
-func (f Format) marshalNormalized(t *store.Target, prev *recommender.Spec, prevJSON []byte) (Unrevised, *store.Target, []byte, error) {
-	r := encRecordWithoutSpec(t, 0)
-	if prev == nil {
-		r.Spec = encSpec(&t.Spec)
+// marshalNormalized is MarshalNormalized with prev and prevEnc nil; with both set, it writes
+// prevEnc as the spec's encoding and takes *prev as the normalized spec, which the caller found
+// to stand for t's (MarshalNormalizedAfter). In JSON, t is converted to the record structs once,
+// for the encoder and for the normalized target; in binary, the record is written from t
+// directly and the normalized target is what decoding it gives, which costs fewer allocations
+// than the structs.
+func (f Format) marshalNormalized(t *store.Target, prev *recommender.Spec, prevEnc []byte) (Unrevised, *store.Target, []byte, error) {
+	var r *recordV1
+	if !f.binary {
+		c := encRecordWithoutSpec(t, 0)
+		if prev == nil {
+			c.Spec = encSpec(&t.Spec)
+		}
+		r = &c
 	}
 	var u Unrevised
-	spec := prevJSON
-	err := f.encode(&r, prevJSON, func(b, s []byte) { // only reads r
+	spec := prevEnc
+	err := f.encode(t, 0, r, prevEnc, func(b, s []byte) { // only reads t and r
 		u = unrevised(b)
 		if prev == nil {
 			spec = bytes.Clone(s) // s is in a pooled buffer
@@ -354,7 +359,15 @@ func (f Format) marshalNormalized(t *store.Target, prev *recommender.Spec, prevJ
 	if err != nil {
 		return Unrevised{}, nil, nil, fmt.Errorf("encode target %s: %w", t.Key, err)
 	}
-	n, exact, err := decRecordSpec(&r, prev) // takes over r's slices and maps, which nothing else holds
+	var (
+		n     *store.Target
+		exact bool
+	)
+	if f.binary {
+		n, exact, err = decodeBinarySpec(u.Bytes(), prev)
+	} else {
+		n, exact, err = decRecordSpec(r, prev) // takes over r's slices and maps, which nothing else holds
+	}
 	if err != nil {
 		return Unrevised{}, nil, nil, err
 	}
