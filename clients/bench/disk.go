@@ -31,7 +31,7 @@ func ProbeDisk(dir string, d time.Duration) (DiskSync, error) {
 	defer f.Close()
 	block := make([]byte, 4096)
 	var rec Recorder
-	cpu0 := processCPU()
+	cpu0 := ProcessCPU()
 	for end := time.Now().Add(d); time.Now().Before(end); {
 		start := time.Now()
 		if _, err := f.WriteAt(block, 0); err != nil {
@@ -43,7 +43,7 @@ func ProbeDisk(dir string, d time.Duration) (DiskSync, error) {
 		rec.Record(time.Since(start))
 	}
 	out := DiskSync{Latency: rec.Summary()}
-	if cpu := processCPU() - cpu0; cpu0 > 0 && out.Count > 0 {
+	if cpu := ProcessCPU() - cpu0; cpu0 > 0 && out.Count > 0 {
 		out.CPU = cpu / time.Duration(out.Count)
 	}
 	return out, nil

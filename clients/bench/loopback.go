@@ -43,7 +43,7 @@ func ProbeLoopback(d time.Duration) (RoundTrip, error) {
 	}
 	msg := make([]byte, loopbackMessage)
 	var rec Recorder
-	cpu0 := processCPU()
+	cpu0 := ProcessCPU()
 	for end := time.Now().Add(d); time.Now().Before(end); {
 		start := time.Now()
 		if _, err := c.Write(msg); err != nil {
@@ -56,7 +56,7 @@ func ProbeLoopback(d time.Duration) (RoundTrip, error) {
 		}
 		rec.Record(time.Since(start))
 	}
-	cpu := processCPU() - cpu0
+	cpu := ProcessCPU() - cpu0
 	if err := errors.Join(c.Close(), <-echoed); err != nil {
 		return RoundTrip{}, fmt.Errorf("loopback probe: %w", err)
 	}
