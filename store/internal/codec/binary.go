@@ -572,14 +572,17 @@ func decodeBinarySpec(b []byte, spec *recommender.Spec) (t *store.Target, exact 
 			t.Spec = *spec
 			d.off += int(n)
 		default:
+			// The decoder itself, its bytes cut at the section's end (a decoder of its own
+			// would be one more allocation: method values make decoders escape).
 			end := d.off + int(n)
-			sub := binDecoder{b: b[:end], text: d.text[:end], off: d.off}
-			sub.spec(&t.Spec)
-			if sub.err == nil && sub.off != end {
-				sub.fail("spec section longer than its spec")
+			whole := d.text
+			d.b, d.text = b[:end], d.text[:end]
+			d.spec(&t.Spec)
+			if d.err == nil && d.off != end {
+				d.fail("spec section longer than its spec")
 			}
-			d.off, d.err, d.qtyErr = end, sub.err, sub.qtyErr
-			exact = !sub.rewritten
+			d.b, d.text, d.off = b, whole, end
+			exact = !d.rewritten // nothing before the spec reads a quantity
 		}
 	}
 	d.state(&t.State)
@@ -605,15 +608,18 @@ func decodeBinarySpec(b []byte, spec *recommender.Spec) (t *store.Target, exact 
 
 // qty reads an optional quantity's text and parses it as decRecord does.
 func (d *binDecoder) qty() *resource.Quantity {
-	s := d.strPtr()
-	if s == nil || d.err != nil {
+	if !d.flag() {
 		return nil
 	}
-	q, err := parseQty(*s)
-	if err != nil && d.qtyErr == nil {
-		d.qtyErr = fmt.Errorf("quantity %q: %w", *s, err)
+	s := d.str()
+	if d.err != nil {
+		return nil
 	}
-	if err == nil && q.String() != *s { // only reads: parseQty cached it
+	q, err := parseQty(s)
+	if err != nil && d.qtyErr == nil {
+		d.qtyErr = fmt.Errorf("quantity %q: %w", s, err)
+	}
+	if err == nil && q.String() != s { // only reads: parseQty cached it
 		d.rewritten = true
 	}
 	return &q

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -189,4 +190,46 @@ func FuzzUnmarshalBinary(f *testing.F) {
 			t.Fatalf("re-encoded record decodes differently:\n%s", d)
 		}
 	})
+}
+
+// TestBinarySpecSection: the spec is read within its section and nowhere else. A section
+// declared longer than its spec, shorter (the spec's last bytes then lie outside it), or longer
+// than the record is refused, each with its own error.
+func TestBinarySpecSection(t *testing.T) {
+	rec, err := Binary.Marshal(benchTarget(), 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The section's length sits after the header and the key's three strings.
+	d := binDecoder{b: rec, text: string(rec), off: binaryHeader}
+	d.str()
+	d.str()
+	d.str()
+	at := d.off
+	n := binary.LittleEndian.Uint32(rec[at:])
+	edit := func(length uint32, insert bool) []byte {
+		out := bytes.Clone(rec)
+		binary.LittleEndian.PutUint32(out[at:], length)
+		if insert { // one byte more at the section's end
+			end := at + 4 + int(n)
+			out = append(out[:end:end], append([]byte{0}, rec[end:]...)...)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name string
+		rec  []byte
+		want string
+	}{
+		{"longer than its spec", edit(n+1, true), "spec section longer than its spec"},
+		{"shorter than its spec", edit(n-1, false), "malformed binary record"},
+		{"longer than the record", edit(uint32(len(rec)), false), "spec section longer than the record"},
+	} {
+		if _, _, err := Unmarshal(c.rec); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: Unmarshal error %v, want one saying %q", c.name, err, c.want)
+		}
+	}
+	if _, _, err := Unmarshal(edit(n, false)); err != nil {
+		t.Fatalf("the record unchanged: %v", err)
+	}
 }
