@@ -39,6 +39,11 @@ type Config struct {
 	// BoltCachedTargets is how many decoded target records the bbolt store keeps in memory
 	// (default 1000, a few KB each; negative: none).
 	BoltCachedTargets int
+	// BoltLogTargets is how many distinct targets the bbolt store's write-ahead log holds
+	// before a checkpoint copies them into the file (0: the store's default, 4096). A replica
+	// whose whole fleet fits reads no record from the file and writes each into it about once
+	// per two updates; each target held costs its record's bytes (~1.6 KB) of memory.
+	BoltLogTargets int
 	// CachedSpecs is how many distinct specs the server keeps decoded and converted (default
 	// 4096, a few KB each; 0: the default; negative: none). Every target sends its spec with
 	// each Recommend: a target whose spec is not kept pays decoding and converting it again,
@@ -78,6 +83,10 @@ type Config struct {
 
 // maxCachedSpecsFlag bounds --cached-specs: a million specs is several GB of heap.
 const maxCachedSpecsFlag = 1_000_000
+
+// maxLogTargetsFlag bounds --bolt-log-targets: a million records waiting is GBs of memory and
+// of log to replay at start-up.
+const maxLogTargetsFlag = 1_000_000
 
 // DefaultConfig returns the configuration `make run` uses.
 func DefaultConfig() Config {
@@ -126,6 +135,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Store, "store", c.Store, "store backend: bolt, memory or etcd")
 	fs.StringVar(&c.BoltPath, "bolt-path", c.BoltPath, "bbolt database file; its write-ahead log is the directory <file>.wal beside it")
 	fs.IntVar(&c.BoltCachedTargets, "bolt-cached-targets", c.BoltCachedTargets, "decoded target records the bbolt store keeps in memory to speed up updates (0: the default, negative: none)")
+	fs.IntVar(&c.BoltLogTargets, "bolt-log-targets", c.BoltLogTargets, "distinct targets the bbolt store's write-ahead log holds before a checkpoint copies them into the file (0: the default, 4096); a replica whose whole fleet fits reads and checkpoints less, for ~1.6 KB of memory per target held")
 	fs.IntVar(&c.CachedSpecs, "cached-specs", c.CachedSpecs, "distinct specs kept decoded and converted, a few KB each (under 1 KB for specs that differ from another kept one only in scaleTargetRef); a target whose spec is not kept pays converting it on every call (0: the default, negative: none)")
 	fs.Var(listFlag{&c.EtcdEndpoints}, "etcd-endpoints", "comma-separated etcd endpoints")
 	fs.StringVar(&c.EtcdPrefix, "etcd-prefix", c.EtcdPrefix, "key prefix in etcd")
@@ -205,6 +215,9 @@ func (c *Config) Validate() error {
 	}
 	if c.RateLimit > 0 && c.RateBurst < 1 {
 		errs = append(errs, errors.New("--rate-burst must be at least 1 with --rate-limit"))
+	}
+	if c.BoltLogTargets < 0 || c.BoltLogTargets > maxLogTargetsFlag {
+		errs = append(errs, fmt.Errorf("--bolt-log-targets must be between 0 and %d (0: the default)", maxLogTargetsFlag))
 	}
 	if c.CachedSpecs > maxCachedSpecsFlag {
 		errs = append(errs, fmt.Errorf("--cached-specs must be at most %d", maxCachedSpecsFlag))

@@ -88,7 +88,7 @@ func run(args []string) error {
 		}
 		st = e
 	default:
-		b, err := boltstore.Open(cfg.BoltPath, boltstore.Options{CachedTargets: cfg.BoltCachedTargets})
+		b, err := boltstore.Open(cfg.BoltPath, boltstore.Options{CachedTargets: cfg.BoltCachedTargets, CheckpointRecords: cfg.BoltLogTargets})
 		if err != nil {
 			return err
 		}

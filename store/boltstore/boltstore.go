@@ -42,7 +42,9 @@ type Options struct {
 	// CheckpointRecords, CheckpointBytes and CheckpointInterval say when the records in the
 	// write-ahead log are copied into the bbolt file: once this many distinct targets wait, once
 	// the log's current segment is this large, or this long after the last checkpoint, whichever
-	// comes first. Zero means the default.
+	// comes first. Zero means the default; a CheckpointRecords above its default raises the
+	// default CheckpointBytes to 4 KiB per record, so that the log's segment does not end a
+	// wait sized by records first.
 	CheckpointRecords  int
 	CheckpointBytes    int64
 	CheckpointInterval time.Duration
@@ -139,7 +141,7 @@ func Open(path string, opts Options) (*Store, error) {
 		opts.CachedTargets = DefaultCachedTargets
 	}
 	opts.CheckpointRecords = cmp.Or(max(opts.CheckpointRecords, 0), DefaultCheckpointRecords)
-	opts.CheckpointBytes = cmp.Or(max(opts.CheckpointBytes, 0), DefaultCheckpointBytes)
+	opts.CheckpointBytes = cmp.Or(max(opts.CheckpointBytes, 0), max(DefaultCheckpointBytes, 4<<10*int64(opts.CheckpointRecords)))
 	opts.CheckpointInterval = cmp.Or(max(opts.CheckpointInterval, 0), DefaultCheckpointInterval)
 	opts.CheckpointChunk = cmp.Or(max(opts.CheckpointChunk, 0), DefaultCheckpointChunk)
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {

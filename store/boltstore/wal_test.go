@@ -642,3 +642,58 @@ func TestJSONLogReplaysAfterUpgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCheckpointRecordsSizesTheLog: with CheckpointRecords n and no other trigger near, n-1
+// distinct targets wait in the log, however often each is written, and the file holds none of
+// them; the n-th starts a checkpoint that copies all n. A CheckpointRecords above the default
+// raises the default CheckpointBytes to 4 KiB per record (--bolt-log-targets sets it).
+func TestCheckpointRecordsSizesTheLog(t *testing.T) {
+	const n = 6
+	s := openT(t, filepath.Join(t.TempDir(), "x.db"), Options{CheckpointRecords: n, CheckpointInterval: time.Hour})
+	inFile := func() int {
+		var keys int
+		if err := s.db.View(func(tx *bbolt.Tx) error {
+			keys = tx.Bucket(bucketTargets).Stats().KeyN
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return keys
+	}
+	for round := range 3 {
+		for i := range n - 1 {
+			setMax(t, s, fmt.Sprintf("t%d", i), int32(10*round+i+1))
+		}
+	}
+	if got, file := s.overlayLen(), inFile(); got != n-1 || file != 0 {
+		t.Fatalf("after %d distinct targets written three times: %d in the log, %d in the file; want %d and 0", n-1, got, file, n-1)
+	}
+	setMax(t, s, "last", 1)
+	deadline := time.Now().Add(10 * time.Second)
+	for inFile() != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("the %d-th target started no checkpoint: %d records in the file, %d in the log", n, inFile(), s.overlayLen())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := maxOf(t, s, "t2"); got != 23 {
+		t.Errorf("t2 after the checkpoint: MaxReplicas %d, want 23 (its last write)", got)
+	}
+
+	for _, c := range []struct {
+		records int
+		want    int64
+	}{
+		{0, DefaultCheckpointBytes},
+		{DefaultCheckpointRecords, DefaultCheckpointBytes},
+		{16384, 64 << 20},
+	} {
+		big := openT(t, filepath.Join(t.TempDir(), "y.db"), Options{CheckpointRecords: c.records})
+		if got := big.opts.CheckpointBytes; got != c.want {
+			t.Errorf("CheckpointRecords %d: CheckpointBytes %d, want %d", c.records, got, c.want)
+		}
+		if err := big.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
