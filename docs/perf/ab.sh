@@ -7,7 +7,8 @@
 #   go build -o /tmp/srv-new ./cmd/hpa-recommender
 #   docs/perf/ab.sh /tmp/srv-old /tmp/srv-new /tmp/ab 10000 3 --concurrency 64 --rate 2000 --duration 8s --warmup 2s --repeat 1
 # Each run starts a fresh server (bbolt in a temporary directory) on 127.0.0.1:50091 and writes
-# OUT_DIR/{old,new}-TARGETS-PAIR.{txt,json}; the service and baseline rows are echoed.
+# OUT_DIR/{old,new}-TARGETS-PAIR.{txt,json}; the service and baseline rows are echoed, and a
+# summary line per run at the end.
 set -euo pipefail
 [[ $# -ge 5 ]] || { sed -n 2,9p "$0" >&2; exit 2; }
 old=$1 new=$2 out=$3 targets=$4 pairs=$5
@@ -30,4 +31,13 @@ for p in $(seq 1 "$pairs"); do
 		echo "== $b, pair $p"
 		grep -E '^(service|baseline)' "$out/$b-$targets-$p.txt"
 	done
+done
+# Summary, one line per run: the service at 64 callers (throughput, CPU per call, × baseline,
+# RSS) and its p99 at 2,000/s, when the flags asked for those rows.
+echo "== summary (service at c=64: rps, CPU/call, × baseline, RSS; p99 at rate=2000)"
+for f in "$out"/old-"$targets"-*.txt "$out"/new-"$targets"-*.txt; do
+	awk -F'|' -v f="$(basename "$f" .txt)" '
+		/^service *\|c=64 /{gsub(/ /, ""); r = $3; cpu = $11; x = $15; rss = $12}
+		/^service *\|rate=2000 /{gsub(/ /, ""); p99 = $6}
+		END {print f, r "/s", cpu, x, rss, "p99@2000", p99}' "$f"
 done
