@@ -280,13 +280,7 @@ func TestBinaryEncodesAsRecord(t *testing.T) {
 	}
 	refused := 0
 	for i := range 3000 + len(specs) + 1 {
-		in := randomTarget(r)
-		switch {
-		case i < len(specs):
-			in.Spec = *deepCopy(specs[i])
-		case i == len(specs):
-			in = benchTarget()
-		}
+		in := coveringTarget(r, specs, i)
 		if d := in.LastDecision; d != nil && len(in.State.Conditions) > 0 {
 			switch i % 5 {
 			case 1:

@@ -17,23 +17,30 @@ import (
 	"github.com/hpa-recommender/hpa-recommender/store"
 )
 
+// coveringTarget is the i-th target of a test that runs len(specs)+1 targets and more: a random
+// target with each seed spec, then the benchmarks' target, then random targets. Random targets
+// leave out what lies deep (label selectors), which the seed specs and the benchmarks' target
+// hold.
+func coveringTarget(r *rand.Rand, specs []*recommender.Spec, i int) *store.Target {
+	in := randomTarget(r)
+	switch {
+	case i < len(specs):
+		in.Spec = *deepCopy(specs[i])
+	case i == len(specs):
+		in = benchTarget()
+	}
+	return in
+}
+
 // TestBinaryIsTheRoundTrip: for random targets covering every field, a binary record decodes to
 // exactly what Normalize gives (what a JSON record decodes to: the formats hold the same
 // records), with its revision and lastSeen readable from its header alone, and Revise writes
 // the revision Marshal would.
 func TestBinaryIsTheRoundTrip(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	// Random targets leave out what lies deep (label selectors): the seed specs and the
-	// benchmarks' target hold them.
 	specs := seedSpecs(t)
 	for i := range 2000 + len(specs) + 1 {
-		in := randomTarget(r)
-		switch {
-		case i < len(specs):
-			in.Spec = *deepCopy(specs[i])
-		case i == len(specs):
-			in = benchTarget()
-		}
+		in := coveringTarget(r, specs, i)
 		in.Revision = max(in.Revision, -in.Revision, 1)
 		if in.LastDecision != nil && i%3 == 1 {
 			in.LastDecision.Decision.Conditions = equalConditions(in.State.Conditions)
