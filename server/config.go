@@ -40,9 +40,10 @@ type Config struct {
 	// (default 1000, a few KB each; negative: none).
 	BoltCachedTargets int
 	// BoltLogTargets is how many distinct targets the bbolt store's write-ahead log holds
-	// before a checkpoint copies them into the file (0: the store's default, 4096). A replica
-	// whose whole fleet fits reads no record from the file and writes each into it about once
-	// per two updates; each target held costs its record's bytes (~1.6 KB) of memory.
+	// before a checkpoint copies them into the file (0: the store's default, 16384 while it
+	// holds no more targets than that, else 4096). A replica whose whole fleet fits reads no
+	// record from the file and writes each into it about once per two updates; each target
+	// held costs its record's bytes (~1.6 KB) of memory.
 	BoltLogTargets int
 	// CachedSpecs is how many distinct specs the server keeps decoded and converted (default
 	// 4096, a few KB each; 0: the default; negative: none). Every target sends its spec with
@@ -135,7 +136,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Store, "store", c.Store, "store backend: bolt, memory or etcd")
 	fs.StringVar(&c.BoltPath, "bolt-path", c.BoltPath, "bbolt database file; its write-ahead log is the directory <file>.wal beside it")
 	fs.IntVar(&c.BoltCachedTargets, "bolt-cached-targets", c.BoltCachedTargets, "decoded target records the bbolt store keeps in memory to speed up updates (0: the default, negative: none)")
-	fs.IntVar(&c.BoltLogTargets, "bolt-log-targets", c.BoltLogTargets, "distinct targets the bbolt store's write-ahead log holds before a checkpoint copies them into the file (0: the default, 4096); a replica whose whole fleet fits reads and checkpoints less, for ~1.6 KB of memory per target held")
+	fs.IntVar(&c.BoltLogTargets, "bolt-log-targets", c.BoltLogTargets, "distinct targets the bbolt store's write-ahead log holds before a checkpoint copies them into the file (0: the default, 16384 while the store holds no more targets than that, else 4096); a replica whose whole fleet fits reads and checkpoints less, for ~1.6 KB of memory per target held")
 	fs.IntVar(&c.CachedSpecs, "cached-specs", c.CachedSpecs, "distinct specs kept decoded and converted, a few KB each (under 1 KB for specs that differ from another kept one only in scaleTargetRef); a target whose spec is not kept pays converting it on every call (0: the default, negative: none)")
 	fs.Var(listFlag{&c.EtcdEndpoints}, "etcd-endpoints", "comma-separated etcd endpoints")
 	fs.StringVar(&c.EtcdPrefix, "etcd-prefix", c.EtcdPrefix, "key prefix in etcd")

@@ -39,7 +39,8 @@ func newLedger() *ledger {
 }
 
 // TestCrashLoop kills the real binary with SIGKILL at random moments while 8 callers load it
-// with Recommend and ReportScale, CRASHTEST_ITERATIONS times (default 20), and after each kill
+// with Recommend and ReportScale, CRASHTEST_ITERATIONS times (default 20; every other one with a
+// log of 8 targets, so that checkpoints run throughout), and after each kill
 // opens the bbolt file the dead process left and checks that: bbolt's consistency check
 // passes; every target has a last decision at least as recent as the last one acknowledged;
 // every acknowledged scale decision is pending or reported; every acknowledged ReportScale is
@@ -57,7 +58,14 @@ func TestCrashLoop(t *testing.T) {
 	var lastSeen map[int]time.Time // decision times the file held after the previous kill
 	var totalDecided, totalReported int
 	for it := range iterations {
-		p := startBinaryAt(t, addr, "--store", "bolt", "--bolt-path", db)
+		args := []string{"--store", "bolt", "--bolt-path", db}
+		if it%2 == 1 {
+			// A log of 8 targets: checkpoints run all the time, so the kill lands in one often.
+			// With the default log the 40 targets wait in it whole (checkpoints at 64 MiB or
+			// every 10 s), and every kill leaves a log to replay.
+			args = append(args, "--bolt-log-targets", "8")
+		}
+		p := startBinaryAt(t, addr, args...)
 		cl := pb.NewRecommenderServiceClient(dial(t, addr))
 		for i, want := range lastSeen {
 			got, err := cl.GetTarget(t.Context(), &pb.GetTargetRequest{Target: wl.Ref(i)})

@@ -42,9 +42,14 @@ type Options struct {
 	// CheckpointRecords, CheckpointBytes and CheckpointInterval say when the records in the
 	// write-ahead log are copied into the bbolt file: once this many distinct targets wait, once
 	// the log's current segment is this large, or this long after the last checkpoint, whichever
-	// comes first. Zero means the default; a CheckpointRecords above its default raises the
-	// default CheckpointBytes to 4 KiB per record, so that the log's segment does not end a
-	// wait sized by records first.
+	// comes first. Zero means the default. CheckpointRecords' default follows the fleet:
+	// FleetCheckpointRecords while the store holds no more targets than that, so that a fleet
+	// that fits waits in the log whole and each target's many writes reach the file once;
+	// DefaultCheckpointRecords beyond, where every target is written again only after
+	// thousands of others and a larger log only costs memory (docs/PERFORMANCE.md, "eleventh
+	// pass"). CheckpointBytes' default is 4 KiB per record of the current CheckpointRecords,
+	// at least DefaultCheckpointBytes, so that the log's segment does not end a wait sized by
+	// records first.
 	CheckpointRecords  int
 	CheckpointBytes    int64
 	CheckpointInterval time.Duration
@@ -55,6 +60,9 @@ type Options struct {
 	// as long as the last one took, so that it never holds the disk (nor a core) for more
 	// than half the time while writes wait on their log syncs.
 	CheckpointChunk int
+
+	// fleetRecords replaces FleetCheckpointRecords, for tests.
+	fleetRecords int
 }
 
 // Defaults for Options.
@@ -63,6 +71,7 @@ const (
 	DefaultMaxBatchSize       = 64
 	DefaultCachedTargets      = 1000
 	DefaultCheckpointRecords  = 4096
+	FleetCheckpointRecords    = 16384
 	DefaultCheckpointBytes    = 32 << 20
 	DefaultCheckpointInterval = 10 * time.Second
 	DefaultCheckpointChunk    = 64
@@ -109,6 +118,7 @@ type Store struct {
 	closed    bool
 	queue     chan *write
 	committed chan struct{} // closed when commitLoop has returned
+	targets   atomic.Int64  // records stored, in the file or the log: what logRecords follows
 }
 
 // logged is a record in the overlay: its encoding (nil: deleted) and revision.
@@ -140,8 +150,9 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.CachedTargets == 0 {
 		opts.CachedTargets = DefaultCachedTargets
 	}
-	opts.CheckpointRecords = cmp.Or(max(opts.CheckpointRecords, 0), DefaultCheckpointRecords)
-	opts.CheckpointBytes = cmp.Or(max(opts.CheckpointBytes, 0), max(DefaultCheckpointBytes, 4<<10*int64(opts.CheckpointRecords)))
+	opts.CheckpointRecords = max(opts.CheckpointRecords, 0) // 0: logRecords follows the fleet
+	opts.CheckpointBytes = max(opts.CheckpointBytes, 0)     // 0: logBytes follows logRecords
+	opts.fleetRecords = cmp.Or(max(opts.fleetRecords, 0), FleetCheckpointRecords)
 	opts.CheckpointInterval = cmp.Or(max(opts.CheckpointInterval, 0), DefaultCheckpointInterval)
 	opts.CheckpointChunk = cmp.Or(max(opts.CheckpointChunk, 0), DefaultCheckpointChunk)
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
@@ -182,7 +193,12 @@ func open(db *bolt.DB, path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	var seq uint64
-	_ = db.View(func(tx *bolt.Tx) error { seq = tx.Bucket(bucketTargets).Sequence(); return nil })
+	var stored int
+	_ = db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketTargets)
+		seq, stored = b.Sequence(), b.Stats().KeyN // KeyN: from the leaves' headers, not each key
+		return nil
+	})
 	_ = os.Remove(filepath.Join(dir, spareName)) // its zeros may not have reached the disk
 	w, err := openWAL(dir, last+1, opts.NoSync)
 	if err != nil {
@@ -196,6 +212,7 @@ func open(db *bolt.DB, path string, opts Options) (*Store, error) {
 		hints: newHints(opts.CachedTargets), wal: w, seq: int64(seq), applied: last, overlay: map[string]logged{},
 		ckPoke: make(chan struct{}, 1), ckStop: make(chan struct{}), ckDone: make(chan struct{}),
 		queue: make(chan *write, queueLength), committed: make(chan struct{})}
+	s.targets.Store(int64(stored))
 	go s.commitLoop()
 	go s.checkpointLoop()
 	return s, nil
@@ -332,11 +349,12 @@ func (s *Store) commit(tx *batchTx, batch []*write) {
 			}
 			n := len(s.overlay)
 			s.omu.Unlock()
-			if n >= s.opts.CheckpointRecords {
+			s.targets.Add(tx.grown())
+			if n >= s.logRecords() {
 				s.pokeCheckpoint()
 			}
 		})
-		if logErr == nil && size >= s.opts.CheckpointBytes {
+		if logErr == nil && size >= s.logBytes() {
 			s.pokeCheckpoint()
 		}
 		if logErr != nil {
@@ -360,6 +378,7 @@ type batchTx struct {
 	entries []entry        // the batch's writes, in order
 	prev    []int          // for each entry, the index of the key's previous entry (-1: none)
 	idx     map[string]int // each key's latest entry
+	grew    []int8         // for each entry, how it changed the number of records: -1, 0 or 1
 }
 
 // get returns key k's current record, or nil. The slice is valid until the batch ends and must
@@ -387,8 +406,9 @@ func (t *batchTx) nextRev() int64 {
 	return t.s.seq
 }
 
-// put records that k's record becomes val (nil: deleted) at rev.
-func (t *batchTx) put(k []byte, val []byte, rev int64) {
+// put records that k's record becomes val (nil: deleted) at rev; existed says whether k had a
+// record before (what get returned).
+func (t *batchTx) put(k []byte, val []byte, rev int64, existed bool) {
 	key := string(k)
 	p, ok := t.idx[key]
 	if !ok {
@@ -396,7 +416,24 @@ func (t *batchTx) put(k []byte, val []byte, rev int64) {
 	}
 	t.entries = append(t.entries, entry{key: key, val: val, rev: rev})
 	t.prev = append(t.prev, p)
+	t.grew = append(t.grew, int8(b2i(val != nil)-b2i(existed)))
 	t.idx[key] = len(t.entries) - 1
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// grown is how many more records the batch's writes leave than there were before it.
+func (t *batchTx) grown() int64 {
+	var n int64
+	for _, g := range t.grew {
+		n += int64(g)
+	}
+	return n
 }
 
 // undo drops the writes made since the batch had mark entries.
@@ -409,7 +446,7 @@ func (t *batchTx) undo(mark int) {
 		}
 	}
 	clear(t.entries[mark:])
-	t.entries, t.prev = t.entries[:mark], t.prev[:mark]
+	t.entries, t.prev, t.grew = t.entries[:mark], t.prev[:mark], t.grew[:mark]
 }
 
 // endReads ends the batch's read transaction: bbolt's slices are invalid from here on.
@@ -423,7 +460,7 @@ func (t *batchTx) endReads() {
 // reset empties the view for the next batch, keeping its allocations.
 func (t *batchTx) reset() {
 	clear(t.entries)
-	t.entries, t.prev = t.entries[:0], t.prev[:0]
+	t.entries, t.prev, t.grew = t.entries[:0], t.prev[:0], t.grew[:0]
 	clear(t.idx)
 }
 
@@ -436,6 +473,27 @@ func safely(fn func(*batchTx) error, tx *batchTx) (err error) {
 		}
 	}()
 	return fn(tx)
+}
+
+// logRecords is how many distinct targets may wait in the log before a checkpoint: the
+// CheckpointRecords set, else one that follows the fleet (see Options).
+func (s *Store) logRecords() int {
+	if s.opts.CheckpointRecords > 0 {
+		return s.opts.CheckpointRecords
+	}
+	if s.targets.Load() <= int64(s.opts.fleetRecords) {
+		return s.opts.fleetRecords
+	}
+	return DefaultCheckpointRecords
+}
+
+// logBytes is how large the log's segment may grow before a checkpoint: the CheckpointBytes
+// set, else 4 KiB per record of logRecords, at least DefaultCheckpointBytes.
+func (s *Store) logBytes() int64 {
+	if s.opts.CheckpointBytes > 0 {
+		return s.opts.CheckpointBytes
+	}
+	return max(DefaultCheckpointBytes, 4<<10*int64(s.logRecords()))
 }
 
 // pokeCheckpoint asks the checkpoint goroutine for a checkpoint, without waiting.
@@ -474,7 +532,7 @@ func (s *Store) checkpointLoop() {
 // pay for a large file of zeros at every checkpoint. A failure only costs speed: the next
 // segment appends.
 func (s *Store) spare(lastSegment int64) {
-	size := min(max(2*lastSegment, minSpare), s.opts.CheckpointBytes+minSpare)
+	size := min(max(2*lastSegment, minSpare), s.logBytes()+minSpare)
 	_ = s.wal.prepareSpare(size)
 }
 
@@ -733,7 +791,7 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, 
 		if err != nil {
 			return err
 		}
-		tx.put(k, out, rev)
+		tx.put(k, out, rev, v != nil)
 		if next.frozen == nil { // not kept (Apply): the entry, if any, is stale now
 			s.hints.drop(k)
 			return nil
@@ -818,7 +876,7 @@ func (s *Store) Delete(ctx context.Context, key store.Key) error {
 			return store.ErrNotFound
 		}
 		s.hints.drop(k)
-		tx.put(k, nil, tx.nextRev())
+		tx.put(k, nil, tx.nextRev(), true)
 		return nil
 	})
 	if err != nil {
@@ -927,7 +985,7 @@ func (s *Store) DeleteUnseenSince(ctx context.Context, cutoff time.Time) (int, e
 					continue // seen again since the scan
 				}
 				s.hints.drop(k)
-				tx.put(k, nil, tx.nextRev())
+				tx.put(k, nil, tx.nextRev(), true)
 				n++
 			}
 			return nil

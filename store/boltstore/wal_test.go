@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -684,16 +686,99 @@ func TestCheckpointRecordsSizesTheLog(t *testing.T) {
 		records int
 		want    int64
 	}{
-		{0, DefaultCheckpointBytes},
+		{0, 64 << 20}, // an empty store: FleetCheckpointRecords
 		{DefaultCheckpointRecords, DefaultCheckpointBytes},
+		{1000, DefaultCheckpointBytes},
 		{16384, 64 << 20},
 	} {
 		big := openT(t, filepath.Join(t.TempDir(), "y.db"), Options{CheckpointRecords: c.records})
-		if got := big.opts.CheckpointBytes; got != c.want {
-			t.Errorf("CheckpointRecords %d: CheckpointBytes %d, want %d", c.records, got, c.want)
+		if got := big.logBytes(); got != c.want {
+			t.Errorf("CheckpointRecords %d: log bytes %d, want %d", c.records, got, c.want)
 		}
 		if err := big.Close(); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestLogFollowsTheFleet: with CheckpointRecords left at zero, the log holds fleetRecords
+// targets while the store holds no more than that many, and DefaultCheckpointRecords once it
+// holds more. The count it follows is kept through creations, rewrites, deletions, updates
+// whose function fails, batches that create and delete one key, and a reopen.
+func TestLogFollowsTheFleet(t *testing.T) {
+	const fleet = 5
+	path := filepath.Join(t.TempDir(), "x.db")
+	opts := Options{fleetRecords: fleet, CheckpointInterval: time.Hour, CheckpointChunk: 2}
+	s := openT(t, path, opts)
+	model := map[string]bool{}
+	check := func(s *Store, what string) {
+		t.Helper()
+		if got := s.targets.Load(); got != int64(len(model)) {
+			t.Fatalf("after %s: %d targets counted, want %d", what, got, len(model))
+		}
+		want := DefaultCheckpointRecords
+		if len(model) <= fleet {
+			want = fleet
+		}
+		if got := s.logRecords(); got != want {
+			t.Fatalf("after %s, %d targets: the log holds %d, want %d", what, len(model), got, want)
+		}
+	}
+	check(s, "open")
+	// A fleet that fits: every write waits in the log, however often each target is written.
+	for round := range 3 {
+		for i := range fleet - 1 {
+			setMax(t, s, fmt.Sprintf("t%d", i), int32(10*round+i+1))
+			model[fmt.Sprintf("t%d", i)] = true
+			check(s, fmt.Sprintf("round %d, write %d", round, i))
+		}
+	}
+	if got := s.overlayLen(); got != fleet-1 {
+		t.Fatalf("%d of a fleet of %d waiting in the log, want %d", got, fleet-1, fleet-1)
+	}
+	boom := errors.New("boom")
+	if _, err := s.Update(t.Context(), wkey("failed"), func(*store.Target) (*store.Target, error) { return nil, boom }); !errors.Is(err, boom) {
+		t.Fatalf("failing update: %v", err)
+	}
+	check(s, "an update whose function failed")
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 300 {
+		name := fmt.Sprintf("t%d", rng.IntN(3*fleet))
+		switch op := rng.IntN(10); {
+		case op < 6:
+			setMax(t, s, name, int32(i+1))
+			model[name] = true
+		case op < 9:
+			err := s.Delete(t.Context(), wkey(name))
+			if model[name] != (err == nil) {
+				t.Fatalf("Delete %s: %v, stored %v", name, err, model[name])
+			}
+			delete(model, name)
+		default:
+			// Written and deleted in one batch, as concurrent callers' writes are: the batch
+			// leaves the count as it found it.
+			var wg sync.WaitGroup
+			wg.Add(2)
+			go func() { defer wg.Done(); setMax(t, s, "pair", 1) }()
+			go func() { defer wg.Done(); _ = s.Delete(t.Context(), wkey("pair")) }()
+			wg.Wait()
+			_, err := s.Get(t.Context(), wkey("pair"))
+			model["pair"] = err == nil
+			if !model["pair"] {
+				delete(model, "pair")
+			}
+		}
+		check(s, fmt.Sprintf("step %d", i))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openT(t, path, opts)
+	check(s, "reopen")
+	n, err := s.DeleteUnseenSince(t.Context(), time.Now().Add(time.Hour))
+	if err != nil || n != len(model) {
+		t.Fatalf("DeleteUnseenSince: %d, %v; want %d", n, err, len(model))
+	}
+	clear(model)
+	check(s, "DeleteUnseenSince")
 }
