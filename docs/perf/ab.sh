@@ -6,6 +6,7 @@
 #   git worktree add /tmp/old 8d5bc1a && (cd /tmp/old && go build -o /tmp/srv-old ./cmd/hpa-recommender)
 #   go build -o /tmp/srv-new ./cmd/hpa-recommender
 #   docs/perf/ab.sh /tmp/srv-old /tmp/srv-new /tmp/ab 10000 3 --concurrency 64 --rate 2000 --duration 8s --warmup 2s --repeat 1
+# Within a pair the order alternates: old first in odd pairs, new first in even ones.
 # Each run starts a fresh server (bbolt in a temporary directory) on 127.0.0.1:50091 and writes
 # OUT_DIR/{old,new}-TARGETS-PAIR.{txt,json}; the service and baseline rows are echoed, and a
 # summary line per run at the end.
@@ -16,7 +17,11 @@ shift 5
 mkdir -p "$out" bin
 go build -o bin/hpa-bench ./cmd/hpa-bench
 for p in $(seq 1 "$pairs"); do
-	for b in old new; do
+	# Alternate which build runs first (old, new; new, old; ...), so that a drift of the
+	# machine within a pair does not always favour one side.
+	order="old new"
+	[[ $((p % 2)) == 0 ]] && order="new old"
+	for b in $order; do
 		srv=$old
 		[[ $b == new ]] && srv=$new
 		d=$(mktemp -d)
