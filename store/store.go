@@ -226,3 +226,25 @@ func (o ListOptions) Matches(key Key) bool {
 	return (o.Cluster == "" || key.Cluster == o.Cluster) &&
 		(o.Namespace == "" || key.Namespace == o.Namespace)
 }
+
+// Stats is what a backend with a write-ahead log reports about it for monitoring; the server
+// exports it on /metrics (hpa_recommender_store_*). Counters count from the store's opening.
+type Stats struct {
+	// Targets is the number of targets stored.
+	Targets int64
+	// LogTargets is the number of distinct targets whose latest write waits in the log, and
+	// LogTargetsLimit how many may wait before a checkpoint copies them into the store's file.
+	LogTargets, LogTargetsLimit int64
+	// Commits is the number of group commits (one log write and sync each), CommitWrites the
+	// writes they carried.
+	Commits, CommitWrites uint64
+	// Checkpoints is the number of checkpoints done, CheckpointRecords the records they
+	// copied, CheckpointTime the time they took (the background one's pauses included).
+	Checkpoints, CheckpointRecords uint64
+	CheckpointTime                 time.Duration
+}
+
+// StatsReporter is implemented by backends that report Stats (bbolt).
+type StatsReporter interface {
+	Stats() Stats
+}

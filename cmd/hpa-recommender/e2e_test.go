@@ -522,3 +522,71 @@ func runtimeMetric(t *testing.T, maddr, name string) string {
 	t.Fatalf("/metrics lacks %s", name)
 	return ""
 }
+
+// TestStoreMetrics: with the bbolt store the binary exports the store's write-ahead log on
+// /metrics: targets stored and waiting in the log, the log's limit (the fleet default, and a
+// --bolt-log-targets), and the writes the group commits carried. A restart counts the stored
+// targets from the file; the memory store exports none of it.
+func TestStoreMetrics(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "hpa.db")
+	metric := func(maddr, name string) int {
+		t.Helper()
+		n, err := strconv.Atoi(runtimeMetric(t, maddr, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	const targets, rounds = 3, 4
+	maddr := freeAddr(t)
+	p := startBinary(t, "--store", "bolt", "--bolt-path", db, "--metrics-listen", maddr)
+	cl := pb.NewRecommenderServiceClient(dial(t, p.addr))
+	for r := range rounds {
+		for i := range targets {
+			req := request(t, 2, "20")
+			req.Target = &pb.TargetRef{Cluster: "c1", Namespace: "shop", Name: fmt.Sprintf("web-%d", i)}
+			if _, err := cl.Recommend(t.Context(), req); err != nil {
+				t.Fatalf("round %d, target %d: %v", r, i, err)
+			}
+		}
+	}
+	for name, want := range map[string]int{
+		"hpa_recommender_store_targets":                  targets,
+		"hpa_recommender_store_log_targets":              targets,
+		"hpa_recommender_store_log_targets_limit":        16384,
+		"hpa_recommender_store_commit_writes_total":      targets * rounds,
+		"hpa_recommender_store_checkpoint_records_total": 0,
+	} {
+		if got := metric(maddr, name); got != want {
+			t.Errorf("%s = %d, want %d", name, got, want)
+		}
+	}
+	if got := metric(maddr, "hpa_recommender_store_commits_total"); got < 1 || got > targets*rounds {
+		t.Errorf("hpa_recommender_store_commits_total = %d, want 1 to %d", got, targets*rounds)
+	}
+	p.term(t)
+
+	maddr = freeAddr(t)
+	startBinary(t, "--store", "bolt", "--bolt-path", db, "--metrics-listen", maddr, "--bolt-log-targets", "100")
+	for name, want := range map[string]int{
+		"hpa_recommender_store_targets":           targets,
+		"hpa_recommender_store_log_targets":       0, // the last Close checkpointed them
+		"hpa_recommender_store_log_targets_limit": 100,
+	} {
+		if got := metric(maddr, name); got != want {
+			t.Errorf("after a restart: %s = %d, want %d", name, got, want)
+		}
+	}
+
+	maddr = freeAddr(t)
+	startBinary(t, "--store", "memory", "--metrics-listen", maddr)
+	resp, err := http.Get("http://" + maddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if strings.Contains(string(body), "hpa_recommender_store_") {
+		t.Error("the memory store exports hpa_recommender_store_ metrics")
+	}
+}

@@ -119,6 +119,9 @@ type Store struct {
 	queue     chan *write
 	committed chan struct{} // closed when commitLoop has returned
 	targets   atomic.Int64  // records stored, in the file or the log: what logRecords follows
+
+	// For Stats.
+	commits, commitWrites, checkpoints, checkpointRecords, checkpointNanos atomic.Uint64
 }
 
 // logged is a record in the overlay: its encoding (nil: deleted) and revision.
@@ -133,7 +136,10 @@ type write struct {
 	done chan error
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store         = (*Store)(nil)
+	_ store.StatsReporter = (*Store)(nil)
+)
 
 // Open opens or creates the store file at path, creating its parent directory, checks its
 // schema version, and replays the write-ahead log (path + ".wal") a crash left. A file written
@@ -350,6 +356,8 @@ func (s *Store) commit(tx *batchTx, batch []*write) {
 			n := len(s.overlay)
 			s.omu.Unlock()
 			s.targets.Add(tx.grown())
+			s.commits.Add(1)
+			s.commitWrites.Add(uint64(len(tx.entries)))
 			if n >= s.logRecords() {
 				s.pokeCheckpoint()
 			}
@@ -566,6 +574,7 @@ func (s *Store) checkpointSized(paced bool) (int64, error) {
 	}
 	// Sorted keys make bbolt's inserts sequential: fewer page splits and touched pages.
 	slices.SortFunc(snap, func(a, b entry) int { return strings.Compare(a.key, b.key) })
+	start, records := time.Now(), len(snap)
 	// In chunks; only the last records the segments as applied. A crash in between replays
 	// them all over the chunks already written, in log order, which ends at the same records.
 	for len(snap) > 0 || seg != s.applied {
@@ -587,10 +596,34 @@ func (s *Store) checkpointSized(paced bool) (int64, error) {
 			time.Sleep(time.Since(began))
 		}
 	}
+	s.checkpoints.Add(1)
+	s.checkpointRecords.Add(uint64(records))
+	s.checkpointNanos.Add(uint64(time.Since(start)))
 	if err := s.wal.removeThrough(seg); err != nil {
 		return logged, fmt.Errorf("checkpoint: %w", err)
 	}
 	return logged, nil
+}
+
+// Stats implements store.StatsReporter.
+func (s *Store) Stats() store.Stats {
+	return store.Stats{
+		Targets:           s.targets.Load(),
+		LogTargets:        int64(s.overlayLen()),
+		LogTargetsLimit:   int64(s.logRecords()),
+		Commits:           s.commits.Load(),
+		CommitWrites:      s.commitWrites.Load(),
+		Checkpoints:       s.checkpoints.Load(),
+		CheckpointRecords: s.checkpointRecords.Load(),
+		CheckpointTime:    time.Duration(s.checkpointNanos.Load()),
+	}
+}
+
+// overlayLen is how many distinct targets wait in the log.
+func (s *Store) overlayLen() int {
+	s.omu.RLock()
+	defer s.omu.RUnlock()
+	return len(s.overlay)
 }
 
 // dropCheckpointed removes from the overlay the records of es that bbolt now holds, unless

@@ -576,11 +576,6 @@ func TestChunkedCheckpoint(t *testing.T) {
 }
 
 // overlayLen is how many records wait in the log for a checkpoint.
-func (s *Store) overlayLen() int {
-	s.omu.RLock()
-	defer s.omu.RUnlock()
-	return len(s.overlay)
-}
 
 // TestJSONLogReplaysAfterUpgrade: a file of schema version 2 whose log holds JSON records (an
 // older binary crashed) opens with this binary: the log replays, the records read, the file
@@ -781,4 +776,44 @@ func TestLogFollowsTheFleet(t *testing.T) {
 	}
 	clear(model)
 	check(s, "DeleteUnseenSince")
+}
+
+// TestStats: Stats counts the targets stored and waiting in the log, the log's limit, every
+// write the group commits carry (sequential writes one commit each, concurrent ones sharing
+// commits), and what a checkpoint copies.
+func TestStats(t *testing.T) {
+	s := openT(t, filepath.Join(t.TempDir(), "x.db"), Options{CheckpointInterval: time.Hour})
+	if got := s.Stats(); got != (store.Stats{LogTargetsLimit: FleetCheckpointRecords}) {
+		t.Fatalf("an empty store's stats: %+v", got)
+	}
+	for i := range 3 {
+		setMax(t, s, "a", int32(i+1))
+	}
+	setMax(t, s, "b", 1)
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() { defer wg.Done(); setMax(t, s, fmt.Sprintf("c%d", i%5), int32(i+1)) }()
+	}
+	wg.Wait()
+	got := s.Stats()
+	if got.Targets != 7 || got.LogTargets != 7 || got.CommitWrites != 24 || got.Commits < 5 || got.Commits > 24 {
+		t.Fatalf("after 24 writes of 7 targets, 4 of them one at a time: %+v", got)
+	}
+	if got.Checkpoints != 0 || got.CheckpointRecords != 0 || got.CheckpointTime != 0 {
+		t.Fatalf("no checkpoint ran, yet %+v", got)
+	}
+	if err := s.checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	got = s.Stats()
+	if got.Targets != 7 || got.LogTargets != 0 || got.Checkpoints != 1 || got.CheckpointRecords != 7 || got.CheckpointTime <= 0 {
+		t.Fatalf("after a checkpoint of 7 targets: %+v", got)
+	}
+	if err := s.Delete(t.Context(), wkey("a")); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Stats(); got.Targets != 6 || got.LogTargets != 1 || got.CommitWrites != 25 {
+		t.Fatalf("after a deletion: %+v", got)
+	}
 }
