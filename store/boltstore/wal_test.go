@@ -817,3 +817,49 @@ func TestStats(t *testing.T) {
 		t.Fatalf("after a deletion: %+v", got)
 	}
 }
+
+// TestCheckpointBehindDoesNotPace: a background checkpoint that finds more targets waiting
+// than the log may hold (writes of new targets came faster than it copied them) writes them in
+// transactions of behindChunks chunks and without rests, until the log is within its limit
+// again; one that is not behind writes chunk by chunk. Counted in bbolt transactions (each
+// write transaction takes the next id).
+func TestCheckpointBehindDoesNotPace(t *testing.T) {
+	const targets, chunk = 40, 2
+	for _, tc := range []struct {
+		limit, wantTx int
+	}{
+		// 40 > 4 waiting: behind until at most 4 wait: 8, 8, 8, 8, then 8 with 8 > 4 still.
+		{4, 5},
+		// Not behind: every chunk its own transaction.
+		{100, targets / chunk},
+	} {
+		t.Run(fmt.Sprintf("limit=%d", tc.limit), func(t *testing.T) {
+			s := openT(t, filepath.Join(t.TempDir(), "x.db"), Options{CheckpointRecords: 1 << 30, CheckpointInterval: time.Hour, CheckpointChunk: chunk})
+			for i := range targets {
+				setMax(t, s, fmt.Sprintf("t%d", i), 1)
+			}
+			// Every write has returned: the committer, which reads the limit, is idle.
+			s.opts.CheckpointRecords = tc.limit
+			txid := func() int {
+				var id int
+				if err := s.db.View(func(tx *bbolt.Tx) error { id = tx.ID(); return nil }); err != nil {
+					t.Fatal(err)
+				}
+				return id
+			}
+			before := txid()
+			if _, err := s.checkpointSized(true); err != nil {
+				t.Fatal(err)
+			}
+			if got := txid() - before; got != tc.wantTx {
+				t.Errorf("%d targets waiting, limit %d: %d transactions, want %d", targets, tc.limit, got, tc.wantTx)
+			}
+			if got := s.overlayLen(); got != 0 {
+				t.Errorf("%d targets still in the log", got)
+			}
+			if got := maxOf(t, s, "t39"); got != 1 {
+				t.Errorf("t39: MaxReplicas %d, want 1", got)
+			}
+		})
+	}
+}
