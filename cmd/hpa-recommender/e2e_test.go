@@ -550,13 +550,20 @@ func TestStoreMetrics(t *testing.T) {
 			}
 		}
 	}
-	for name, want := range map[string]int{
-		"hpa_recommender_store_targets":                  targets,
-		"hpa_recommender_store_log_targets":              targets,
-		"hpa_recommender_store_log_targets_limit":        16384,
-		"hpa_recommender_store_commit_writes_total":      targets * rounds,
-		"hpa_recommender_store_checkpoint_records_total": 0,
-	} {
+	want := map[string]int{
+		"hpa_recommender_store_targets":             targets,
+		"hpa_recommender_store_log_targets_limit":   16384,
+		"hpa_recommender_store_commit_writes_total": targets * rounds,
+	}
+	// Every target waits in the log, unless the 10 s interval's checkpoint came first (a slow
+	// machine): then it copied each target once and the log holds at most all of them.
+	if metric(maddr, "hpa_recommender_store_checkpoints_total") == 0 {
+		want["hpa_recommender_store_log_targets"] = targets
+		want["hpa_recommender_store_checkpoint_records_total"] = 0
+	} else if got := metric(maddr, "hpa_recommender_store_log_targets"); got > targets {
+		t.Errorf("hpa_recommender_store_log_targets = %d, more than the %d targets", got, targets)
+	}
+	for name, want := range want {
 		if got := metric(maddr, name); got != want {
 			t.Errorf("%s = %d, want %d", name, got, want)
 		}
