@@ -33,6 +33,9 @@ type Row struct {
 	// LagP99 is, in open loop, the 99th percentile of how late calls started after they were
 	// due: the generator's own part of P99.
 	LagP99 time.Duration `json:"lag_p99_ns,omitempty"`
+	// Store is the medians of the runs' Result.Store (nil without Config.ServerMetrics or a
+	// store that reports nothing).
+	Store *StoreRun `json:"store,omitempty"`
 	// Ratios (service over baseline of the same configuration); zero on baseline rows.
 	ThroughputRatio float64 `json:"throughput_ratio,omitempty"`
 	P50Ratio        float64 `json:"p50_ratio,omitempty"`
@@ -97,6 +100,15 @@ func summarize(runs []Result) []Row {
 			row.ServerCores = pick(func(r Result) float64 { return r.ServerUsage.Cores })
 			row.ServerCPU = dur(func(r Result) time.Duration { return r.ServerUsage.CPUPerCall })
 			row.ServerRSS = int64(pick(func(r Result) float64 { return float64(r.ServerUsage.RSS) }))
+		}
+		if !slices.ContainsFunc(g, func(r Result) bool { return r.Store == nil }) {
+			row.Store = &StoreRun{
+				Writes:               pick(func(r Result) float64 { return r.Store.Writes }),
+				WritesPerSync:        pick(func(r Result) float64 { return r.Store.WritesPerSync }),
+				CheckpointedPerWrite: pick(func(r Result) float64 { return r.Store.CheckpointedPerWrite }),
+				LogTargets:           int64(pick(func(r Result) float64 { return float64(r.Store.LogTargets) })),
+				LogTargetsLimit:      int64(pick(func(r Result) float64 { return float64(r.Store.LogTargetsLimit) })),
+			}
 		}
 		rows = append(rows, row)
 	}
@@ -191,6 +203,16 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, row := range r.Summary {
+		if st := row.Store; st != nil {
+			load := "c=" + strconv.Itoa(row.Concurrency)
+			if row.Mode == "open" {
+				load = "rate=" + strconv.FormatFloat(row.Rate, 'f', -1, 64)
+			}
+			fmt.Fprintf(w, "store during %s %s: %.1f writes per log sync, %.2f records checkpointed per write, %d of %d targets waiting in the log at the end\n",
+				row.Server, load, st.WritesPerSync, st.CheckpointedPerWrite, st.LogTargets, st.LogTargetsLimit)
+		}
 	}
 	for _, run := range r.Runs {
 		if h := run.Hostile; h != nil {

@@ -52,6 +52,9 @@ type Config struct {
 	ServerPID int
 	// StoreFile is the service's bbolt file, for its size per target ("": not reported).
 	StoreFile string
+	// ServerMetrics is the service's Prometheus page (http://host:port/metrics), read before
+	// and after each run for what its store did (Result.Store; "": not read).
+	ServerMetrics string
 	// DiskProbe, with StoreFile, first measures write-and-fdatasync latency in the store
 	// file's directory for that long, before any load (0: not measured; default 2s).
 	DiskProbe time.Duration
@@ -146,6 +149,8 @@ type Result struct {
 	Client      Usage  `json:"client_usage"`
 	// Hostile counts the hostile calls made alongside (service runs with Config.Hostile).
 	Hostile *HostileStats `json:"hostile,omitempty"`
+	// Store is what the service's store did, warm-up included (Config.ServerMetrics).
+	Store *StoreRun `json:"store,omitempty"`
 }
 
 // Populated describes the pre-population and the memory it cost.
@@ -207,6 +212,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		name    string
 		conns   []conn
 		pid     int
+		metrics string // the Prometheus page to read the store's metrics from ("": none)
 		hostile *hostile
 	}
 	var targets []target
@@ -229,7 +235,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, err
 		}
 		defer closeAll()
-		svc := target{name: "service", conns: cl, pid: cfg.ServerPID}
+		svc := target{name: "service", conns: cl, pid: cfg.ServerPID, metrics: cfg.ServerMetrics}
 		if cfg.Hostile > 0 {
 			svc.hostile = newHostile(cfg.Addr, cl[0].client, wl)
 		}
@@ -262,9 +268,23 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}
+				var before map[string]float64
+				if t.metrics != "" {
+					var err error
+					if before, err = storeMetrics(ctx, t.metrics); err != nil {
+						return nil, err
+					}
+				}
 				res, err := measureWith(ctx, cfg, wl, t.conns, t.pid, t.hostile, r.mode, r.conc, r.rate)
 				if err != nil {
 					return nil, err
+				}
+				if t.metrics != "" {
+					after, err := storeMetrics(ctx, t.metrics)
+					if err != nil {
+						return nil, err
+					}
+					res.Store = storeRun(before, after)
 				}
 				res.Server, res.Repeat = t.name, i
 				rep.Runs = append(rep.Runs, res)

@@ -2,11 +2,15 @@ package bench_test
 
 import (
 	"fmt"
+	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
@@ -14,6 +18,7 @@ import (
 	"github.com/hpa-recommender/hpa-recommender/internal/servertest"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/server"
+	"github.com/hpa-recommender/hpa-recommender/store/boltstore"
 )
 
 // TestSmoke runs the tool briefly against an in-process hpa-recommender (memory store) and its
@@ -176,5 +181,69 @@ func TestSteadyWorkloadNeverScales(t *testing.T) {
 		if swing != 0 && moved == 0 {
 			t.Errorf("load swing %g: no decision proposed anything but 20", swing)
 		}
+	}
+}
+
+// TestStoreMetricsRead: with --server-metrics the tool reads the service's store metrics (a
+// real bbolt store behind a real server, its registry served over HTTP) around each run and
+// reports the writes per log sync, the records checkpointed per write and the log's backlog;
+// a page without store metrics (the memory store's) reports none, and a page that does not
+// answer is an error naming the flag.
+func TestStoreMetricsRead(t *testing.T) {
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "db"), boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	addr, stop := servertest.Start(t, server.DefaultConfig(), server.Deps{Store: st, Registry: reg})
+	t.Cleanup(func() { stop(); _ = st.Close() })
+	page := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	t.Cleanup(page.Close)
+
+	bc := bench.DefaultConfig()
+	bc.Addr = addr
+	bc.Targets = 20
+	bc.Concurrency = []int{4}
+	bc.Warmup = 50 * time.Millisecond
+	bc.Duration = 300 * time.Millisecond
+	bc.Repeat = 1
+	bc.LoopbackProbe = 0
+	bc.ServerMetrics = page.URL + "/metrics"
+	rep, err := bench.Run(t.Context(), bc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := rep.Runs[0]
+	s := run.Store
+	if s == nil {
+		t.Fatal("no store figures with --server-metrics")
+	}
+	calls := float64(run.Recommend.Count + run.ReportScale.Count)
+	// Every acknowledged call wrote once; the warm-up's writes count too.
+	if s.Writes < calls || s.WritesPerSync < 1 || s.WritesPerSync > 4 || s.LogTargets != 20 || s.LogTargetsLimit != boltstore.FleetCheckpointRecords || s.CheckpointedPerWrite != 0 {
+		t.Errorf("store figures %+v for %v acknowledged calls by 4 callers on 20 targets", s, calls)
+	}
+	var table strings.Builder
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(table.String(), "store during service c=4: ") || !strings.Contains(table.String(), " 20 of 16384 targets waiting in the log") {
+		t.Errorf("the table lacks the store line:\n%s", table.String())
+	}
+
+	mem := prometheus.NewRegistry()
+	bc.Addr, _ = servertest.Start(t, server.DefaultConfig(), server.Deps{Registry: mem})
+	memPage := httptest.NewServer(promhttp.HandlerFor(mem, promhttp.HandlerOpts{}))
+	t.Cleanup(memPage.Close)
+	bc.ServerMetrics = memPage.URL + "/metrics"
+	if rep, err := bench.Run(t.Context(), bc); err != nil || rep.Runs[0].Store != nil {
+		t.Errorf("memory store: %v, store figures %+v; want none", err, rep)
+	}
+
+	gone := httptest.NewServer(promhttp.HandlerFor(mem, promhttp.HandlerOpts{}))
+	gone.Close()
+	bc.ServerMetrics = gone.URL + "/metrics"
+	if _, err := bench.Run(t.Context(), bc); err == nil || !strings.Contains(err.Error(), "--server-metrics") {
+		t.Errorf("a page that does not answer: %v, want an error naming --server-metrics", err)
 	}
 }

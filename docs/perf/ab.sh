@@ -25,10 +25,10 @@ for p in $(seq 1 "$pairs"); do
 		srv=$old
 		[[ $b == new ]] && srv=$new
 		d=$(mktemp -d)
-		"$srv" --store bolt --bolt-path "$d/x.db" --metrics-listen '' --listen 127.0.0.1:50091 2>"$d/server.log" &
+		"$srv" --store bolt --bolt-path "$d/x.db" --metrics-listen 127.0.0.1:50092 --listen 127.0.0.1:50091 2>"$d/server.log" &
 		pid=$!
 		until (echo >/dev/tcp/127.0.0.1/50091) 2>/dev/null; do sleep 0.1; done
-		bin/hpa-bench --addr 127.0.0.1:50091 --baseline --server-pid "$pid" --store-file "$d/x.db" --targets "$targets" \
+		bin/hpa-bench --addr 127.0.0.1:50091 --baseline --server-pid "$pid" --store-file "$d/x.db" --server-metrics http://127.0.0.1:50092/metrics --targets "$targets" \
 			--quiet --json-out "$out/$b-$targets-$p.json" "$@" >"$out/$b-$targets-$p.txt"
 		kill "$pid"
 		wait "$pid" || true
