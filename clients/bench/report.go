@@ -135,11 +135,14 @@ func ratio(a, b float64) float64 {
 	return a / b
 }
 
-func param(r *Result) string {
-	if r.Mode == "open" {
-		return "rate=" + strconv.FormatFloat(r.Rate, 'f', -1, 64)
+func param(r *Result) string { return loadName(r.Mode, r.Concurrency, r.Rate) }
+
+// loadName is a run's load as the table writes it: "c=64" in closed loop, "rate=2000" in open.
+func loadName(mode string, conc int, rate float64) string {
+	if mode == "open" {
+		return "rate=" + strconv.FormatFloat(rate, 'f', -1, 64)
 	}
-	return "c=" + strconv.Itoa(r.Concurrency)
+	return "c=" + strconv.Itoa(conc)
 }
 
 func ms(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 2, 64) + "ms" }
@@ -181,10 +184,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintln(tw, "server\tload\trecommend/s\tp50\tp90\tp99\tmax\terrors\tscaled\tsrv cores\tsrv cpu/call\tsrv RSS\tgen cores\tgen lag p99\tx base rps\tx base p99\t")
 	for _, row := range r.Summary {
-		load := "c=" + strconv.Itoa(row.Concurrency)
-		if row.Mode == "open" {
-			load = "rate=" + strconv.FormatFloat(row.Rate, 'f', -1, 64)
-		}
+		load := loadName(row.Mode, row.Concurrency, row.Rate)
 		srv := [3]string{"-", "-", "-"}
 		if row.ServerRSS > 0 {
 			srv = [3]string{fmt.Sprintf("%.2f", row.ServerCores), fmt.Sprintf("%.0fµs", float64(row.ServerCPU)/1e3), fmt.Sprintf("%.0fMiB", mib(row.ServerRSS))}
@@ -206,12 +206,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	for _, row := range r.Summary {
 		if st := row.Store; st != nil {
-			load := "c=" + strconv.Itoa(row.Concurrency)
-			if row.Mode == "open" {
-				load = "rate=" + strconv.FormatFloat(row.Rate, 'f', -1, 64)
-			}
 			fmt.Fprintf(w, "store during %s %s: %.1f writes per log sync, %.2f records checkpointed per write, %d of %d targets waiting in the log at the end\n",
-				row.Server, load, st.WritesPerSync, st.CheckpointedPerWrite, st.LogTargets, st.LogTargetsLimit)
+				row.Server, loadName(row.Mode, row.Concurrency, row.Rate), st.WritesPerSync, st.CheckpointedPerWrite, st.LogTargets, st.LogTargetsLimit)
 		}
 	}
 	for _, run := range r.Runs {
