@@ -38,7 +38,7 @@ func main() {
 const defaultGCPercent = 400
 
 // extraProc raises GOMAXPROCS by one for the bbolt store, unless the GOMAXPROCS environment
-// variable is set, and reports the new value. The store's committer spends most of a busy
+// variable is set, and reports the new value. The store's commits spend most of a busy
 // second in write and fdatasync calls, and a goroutine in a system call keeps its P (its slot
 // to run Go code) until the runtime's monitor thread takes it back, tens of microseconds or more
 // later: with as many Ps as CPUs, the handlers then have one CPU fewer for much of each sync

@@ -84,15 +84,13 @@ const (
 // never makes one huge log frame.
 const deleteChunk = 1000
 
-// queueLength bounds the writes waiting for the committer; more block their callers.
-const queueLength = 1024
-
 // Store is a store.Store on one bbolt file and its write-ahead log.
 //
-// Writes go through one committer goroutine (the group commit): it runs every queued write's
-// function against the log's view of the data, appends what they wrote to the write-ahead log
-// as one frame, syncs it once, and publishes the records into the overlay, an in-memory map of
-// every record logged but not yet copied into bbolt. Readers look in the overlay first, then in
+// Writes commit in groups. One commit runs at a time, on the goroutine of one of the writes
+// (the leader, see batch): it runs every pending write's function against the log's view of
+// the data, appends what they wrote to the write-ahead log as one frame, syncs it once, and
+// publishes the records into the overlay, an in-memory map of every record logged but not yet
+// copied into bbolt. Readers look in the overlay first, then in
 // bbolt. A checkpoint goroutine copies the overlay into bbolt and drops the log segments it
 // covers. Only the checkpoint (and Open's replay) writes bbolt.
 type Store struct {
@@ -103,25 +101,29 @@ type Store struct {
 
 	hints *hints
 	wal   *wal
-	seq   int64 // the last revision handed out; the committer's alone after Open
+	seq   int64 // the last revision handed out; the commit leader's alone after Open
 
-	// omu guards overlay. The committer holds it for reading while a batch's functions run
+	// omu guards overlay. The leader holds it for reading while a batch's functions run
 	// (so no checkpoint removes a record between the overlay lookup and the bbolt read that
 	// follows it), and for writing while it publishes a batch.
 	omu     sync.RWMutex
 	overlay map[string]logged
 
-	ckMu      sync.Mutex    // one checkpoint at a time
-	applied   uint64        // the newest log segment in bbolt; guarded by ckMu
-	ckPoke    chan struct{} // asks the checkpoint goroutine for one now
-	ckStop    chan struct{}
-	ckDone    chan struct{}
-	ckErr     atomic.Pointer[error] // the last background checkpoint's failure, nil once one succeeds
-	mu        sync.RWMutex          // guards closed and sending on queue
-	closed    bool
-	queue     chan *write
-	committed chan struct{} // closed when commitLoop has returned
-	targets   atomic.Int64  // records stored, in the file or the log: what logRecords follows
+	ckMu     sync.Mutex    // one checkpoint at a time
+	applied  uint64        // the newest log segment in bbolt; guarded by ckMu
+	ckPoke   chan struct{} // asks the checkpoint goroutine for one now
+	ckStop   chan struct{}
+	ckDone   chan struct{}
+	ckErr    atomic.Pointer[error] // the last background checkpoint's failure, nil once one succeeds
+	mu       sync.RWMutex          // guards closed and adding writes
+	closed   bool
+	cmu      sync.Mutex     // guards pending and leading
+	pending  []*write       // writes waiting for a commit, oldest first
+	leading  bool           // a writer leads: it commits the pending writes or hands the lead on
+	writes   sync.WaitGroup // writes added and not answered yet: Close waits for them
+	tx       *batchTx       // the leader's
+	batchBuf []*write       // the leader's
+	targets  atomic.Int64   // records stored, in the file or the log: what logRecords follows
 
 	// For Stats.
 	commits, commitWrites, checkpoints, checkpointRecords, checkpointNanos atomic.Uint64
@@ -133,7 +135,8 @@ type logged struct {
 	rev int64
 }
 
-// write is one queued write: fn runs once, in the committer, against the batch's view.
+// write is one pending write: fn runs once, in the leader of its commit, against the batch's
+// view. done gets its outcome, or errLead first when its writer is to lead the next commit.
 type write struct {
 	fn   func(*batchTx) error
 	done chan error
@@ -220,9 +223,9 @@ func open(db *bolt.DB, path string, opts Options) (*Store, error) {
 	s := &Store{db: db, path: path, maxBatch: opts.MaxBatchSize, opts: opts,
 		hints: newHints(opts.CachedTargets), wal: w, seq: int64(seq), applied: last, overlay: map[string]logged{},
 		ckPoke: make(chan struct{}, 1), ckStop: make(chan struct{}), ckDone: make(chan struct{}),
-		queue: make(chan *write, queueLength), committed: make(chan struct{})}
+		tx: &batchTx{idx: map[string]int{}}}
+	s.tx.s = s
 	s.targets.Store(int64(stored))
-	go s.commitLoop()
 	go s.checkpointLoop()
 	return s, nil
 }
@@ -297,7 +300,14 @@ func applyEntries(tx *bolt.Tx, es []entry, seg uint64) error {
 	return tx.Bucket(bucketMeta).Put(keyWALApplied, []byte(strconv.FormatUint(seg, 10)))
 }
 
-// batch queues fn for the committer and waits for its outcome: fn's own error, or the log's.
+// batch adds fn to the pending writes and waits for its outcome: fn's own error, or the log's.
+//
+// The group commit has no goroutine of its own. A writer that finds no commit running leads:
+// it commits the pending writes, its own first, on its own goroutine (lead). Writes that arrive
+// meanwhile wait, and when the commit ends the oldest of them is handed the lead, commits
+// them all (up to maxBatch), and so on. So a write that arrives alone, as most do at a fleet's
+// rate, commits without waking another goroutine and being woken by it, and under load the
+// writes that arrive during one sync share the next.
 func (s *Store) batch(fn func(*batchTx) error) error {
 	w := &write{fn: fn, done: make(chan error, 1)}
 	s.mu.RLock()
@@ -305,33 +315,60 @@ func (s *Store) batch(fn func(*batchTx) error) error {
 		s.mu.RUnlock()
 		return bolterrors.ErrDatabaseNotOpen
 	}
-	s.queue <- w
+	s.writes.Add(1)
+	s.cmu.Lock()
+	s.pending = append(s.pending, w)
+	lead := !s.leading
+	s.leading = true
+	s.cmu.Unlock()
 	s.mu.RUnlock()
+	if !lead {
+		if err := <-w.done; err != errLead {
+			return err
+		}
+	}
+	s.lead()
 	return <-w.done
 }
 
-// commitLoop is the group commit: it takes every write queued (up to maxBatch) and commits
-// them in one log frame, so the writes that arrive while one sync runs make the next.
-func (s *Store) commitLoop() {
-	defer close(s.committed)
-	batch := make([]*write, 0, s.maxBatch)
-	tx := &batchTx{s: s, idx: map[string]int{}}
-	for first := range s.queue {
-		batch = append(batch[:0], first)
-	fill:
-		for len(batch) < s.maxBatch {
-			select {
-			case w, ok := <-s.queue:
-				if !ok {
-					break fill
-				}
-				batch = append(batch, w)
-			default:
-				break fill
-			}
+// errLead, sent on a pending write's done, hands its writer the lead.
+var errLead = errors.New("boltstore: lead the next commit")
+
+// lead commits the oldest pending writes (the leader's own is the oldest: writes join at the
+// end, and the lead goes to the first), then hands the lead to the oldest write still pending,
+// or gives it up when none is.
+func (s *Store) lead() {
+	defer func() {
+		if p := recover(); p != nil {
+			// A commit cut short leaves its batch half done (the batch's view, the log's
+			// buffer) and its writes unanswered: nothing may commit after it, and gRPC's
+			// recovery must not turn this into one failed call. Stop the process, as a panic
+			// on a goroutine of its own would.
+			go func() { panic(p) }()
+			select {}
 		}
-		s.commit(tx, batch)
+	}()
+	s.cmu.Lock()
+	n := min(len(s.pending), s.maxBatch)
+	batch := append(s.batchBuf[:0], s.pending[:n]...)
+	rest := copy(s.pending, s.pending[n:])
+	clear(s.pending[rest:])
+	s.pending = s.pending[:rest]
+	s.cmu.Unlock()
+
+	s.commit(s.tx, batch)
+	clear(batch)
+	s.batchBuf = batch[:0]
+
+	s.cmu.Lock()
+	if len(s.pending) == 0 {
+		s.leading = false
+		s.cmu.Unlock()
+		return
 	}
+	next := s.pending[0]
+	s.cmu.Unlock()
+	next.done <- errLead
 }
 
 // commit runs the batch's functions, each seeing the writes of those before it; a function
@@ -378,6 +415,7 @@ func (s *Store) commit(tx *batchTx, batch []*write) {
 			errs[i] = logErr
 		}
 		w.done <- errs[i]
+		s.writes.Done()
 	}
 }
 
@@ -475,8 +513,9 @@ func (t *batchTx) reset() {
 	clear(t.idx)
 }
 
-// safely runs fn, turning a panic into an error: fn runs on the committer goroutine, where a
-// panic would take the whole process down instead of failing one call.
+// safely runs fn, turning a panic into an error: fn runs in the middle of a commit, perhaps on
+// another write's goroutine, where a panic would stop the whole process (lead) instead of
+// failing one write.
 func safely(fn func(*batchTx) error, tx *batchTx) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -798,7 +837,7 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, 
 		return base, err
 	}
 
-	// Set by the closure, which runs once, in the committer.
+	// Set by the closure, which runs once, in the commit's leader.
 	var (
 		result *store.Target // the target now stored (nil: none)
 		fnErr  error
@@ -1132,7 +1171,7 @@ func (s *Store) Check() error {
 	return nil
 }
 
-// Close implements store.Store. Writes already queued commit first, then a last checkpoint
+// Close implements store.Store. Writes already pending commit first, then a last checkpoint
 // copies the log into bbolt and removes it (if that fails, the log stays for the next Open to
 // replay). Calling it again does nothing.
 func (s *Store) Close() error {
@@ -1142,9 +1181,8 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	close(s.queue)
 	s.mu.Unlock()
-	<-s.committed
+	s.writes.Wait()
 	close(s.ckStop)
 	<-s.ckDone
 	err := s.checkpoint()

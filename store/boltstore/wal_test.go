@@ -838,7 +838,8 @@ func TestCheckpointBehindDoesNotPace(t *testing.T) {
 			for i := range targets {
 				setMax(t, s, fmt.Sprintf("t%d", i), 1)
 			}
-			// Every write has returned: the committer, which reads the limit, is idle.
+			// Every write has returned, each after its own commit: no commit, which reads the
+			// limit, runs.
 			s.opts.CheckpointRecords = tc.limit
 			txid := func() int {
 				var id int
