@@ -55,6 +55,29 @@ func recv(t *testing.T, ch <-chan error) error {
 	}
 }
 
+// bumpAll starts n writers, each bumping its own target t0 ... t<n-1>, and returns where their
+// outcomes arrive.
+func bumpAll(t *testing.T, s *Store, n int) <-chan error {
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			_, err := s.Update(t.Context(), wkey(fmt.Sprintf("t%d", i)), bump)
+			errs <- err
+		}()
+	}
+	return errs
+}
+
+// bumpedOnce checks that targets t0 ... t<n-1> were each bumped once.
+func bumpedOnce(t *testing.T, s *Store, n int) {
+	t.Helper()
+	for i := range n {
+		if got := maxOf(t, s, fmt.Sprintf("t%d", i)); got != 1 {
+			t.Errorf("t%d: maxReplicas %d, want 1", i, got)
+		}
+	}
+}
+
 // TestWritesArrivingDuringACommitShareTheNext: while one commit runs, the writes that arrive
 // wait; one of them is then handed the lead and commits them together, up to MaxBatchSize per
 // commit, handing the lead on until none is pending. Every write is answered and stored.
@@ -76,13 +99,7 @@ func TestWritesArrivingDuringACommitShareTheNext(t *testing.T) {
 				t.Fatal(err)
 			}
 			release, held := holdCommit(t, s)
-			errs := make(chan error, writers)
-			for i := range writers {
-				go func() {
-					_, err := s.Update(t.Context(), wkey(fmt.Sprintf("t%d", i)), bump)
-					errs <- err
-				}()
-			}
+			errs := bumpAll(t, s, writers)
 			waitPending(t, s, writers)
 			before := s.Stats()
 			release()
@@ -101,11 +118,7 @@ func TestWritesArrivingDuringACommitShareTheNext(t *testing.T) {
 			if got := after.CommitWrites - before.CommitWrites; got != writers {
 				t.Errorf("commits carried %d writes, want %d", got, writers)
 			}
-			for i := range writers {
-				if got := maxOf(t, s, fmt.Sprintf("t%d", i)); got != 1 {
-					t.Errorf("t%d: maxReplicas %d, want 1", i, got)
-				}
-			}
+			bumpedOnce(t, s, writers)
 			s.cmu.Lock()
 			leading, pending := s.leading, len(s.pending)
 			s.cmu.Unlock()
@@ -132,13 +145,7 @@ func TestCloseAnswersPendingWrites(t *testing.T) {
 	}
 	release, held := holdCommit(t, s)
 	const writers = 10
-	errs := make(chan error, writers)
-	for i := range writers {
-		go func() {
-			_, err := s.Update(t.Context(), wkey(fmt.Sprintf("t%d", i)), bump)
-			errs <- err
-		}()
-	}
+	errs := bumpAll(t, s, writers)
 	waitPending(t, s, writers)
 	closed := make(chan error, 1)
 	go func() { closed <- s.Close() }()
@@ -175,11 +182,7 @@ func TestCloseAnswersPendingWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	s = openT(t, path, Options{})
-	for i := range writers {
-		if got := maxOf(t, s, fmt.Sprintf("t%d", i)); got != 1 {
-			t.Errorf("after reopening, t%d: maxReplicas %d, want 1", i, got)
-		}
-	}
+	bumpedOnce(t, s, writers) // after reopening
 	if _, err := s.Get(t.Context(), wkey("late")); err == nil {
 		t.Error("the write refused at Close is stored")
 	}
@@ -197,13 +200,7 @@ func TestFailedWriteInALedCommit(t *testing.T) {
 	failed := make(chan error, 1)
 	go func() { failed <- s.batch(func(*batchTx) error { panic(boom) }) }()
 	waitPending(t, s, 1)
-	errs := make(chan error, 3)
-	for i := range 3 {
-		go func() {
-			_, err := s.Update(t.Context(), wkey(fmt.Sprintf("t%d", i)), bump)
-			errs <- err
-		}()
-	}
+	errs := bumpAll(t, s, 3)
 	waitPending(t, s, 4)
 	release()
 	if err := recv(t, held); err != nil {
@@ -217,11 +214,7 @@ func TestFailedWriteInALedCommit(t *testing.T) {
 			t.Errorf("write sharing a commit with a failed one: %v", err)
 		}
 	}
-	for i := range 3 {
-		if got := maxOf(t, s, fmt.Sprintf("t%d", i)); got != 1 {
-			t.Errorf("t%d: maxReplicas %d, want 1", i, got)
-		}
-	}
+	bumpedOnce(t, s, 3)
 	if err := s.Close(); err != nil {
 		t.Error(err)
 	}
