@@ -90,9 +90,9 @@ const deleteChunk = 1000
 // (the leader, see batch): it runs every pending write's function against the log's view of
 // the data, appends what they wrote to the write-ahead log as one frame, syncs it once, and
 // publishes the records into the overlay, an in-memory map of every record logged but not yet
-// copied into bbolt. Readers look in the overlay first, then in
-// bbolt. A checkpoint goroutine copies the overlay into bbolt and drops the log segments it
-// covers. Only the checkpoint (and Open's replay) writes bbolt.
+// copied into bbolt. Readers look in the overlay first, then in bbolt. A checkpoint goroutine
+// copies the overlay into bbolt and drops the log segments it covers. Only the checkpoint (and
+// Open's replay) writes bbolt.
 type Store struct {
 	db       *bolt.DB
 	path     string
