@@ -8,7 +8,8 @@ import (
 
 // storeCollector exports a store's Stats on every scrape of /metrics: whether a fleet fits in
 // the bbolt store's write-ahead log (log targets against their limit), how many writes share
-// a sync (commit writes per commit), and what the checkpoints copy and cost.
+// a sync (commit writes per commit), what the commits and the log's syncs take, and what the
+// checkpoints copy and cost.
 type storeCollector struct{ r store.StatsReporter }
 
 var (
@@ -22,6 +23,10 @@ var (
 		"Group commits: one write-ahead log write and sync each.", nil, nil)
 	storeCommitWrites = prometheus.NewDesc("hpa_recommender_store_commit_writes_total",
 		"Writes the group commits carried.", nil, nil)
+	storeCommitSeconds = prometheus.NewDesc("hpa_recommender_store_commit_seconds_total",
+		"Time the group commits took, from checking their writes to answering them.", nil, nil)
+	storeSyncSeconds = prometheus.NewDesc("hpa_recommender_store_log_sync_seconds_total",
+		"Time the group commits spent writing the write-ahead log and syncing it (fdatasync), part of their time.", nil, nil)
 	storeCheckpoints = prometheus.NewDesc("hpa_recommender_store_checkpoints_total",
 		"Checkpoints that copied the write-ahead log into the store's file.", nil, nil)
 	storeCheckpointRecords = prometheus.NewDesc("hpa_recommender_store_checkpoint_records_total",
@@ -32,7 +37,7 @@ var (
 
 func (storeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{storeTargets, storeLogTargets, storeLogTargetsLimit, storeCommits,
-		storeCommitWrites, storeCheckpoints, storeCheckpointRecords, storeCheckpointSeconds} {
+		storeCommitWrites, storeCommitSeconds, storeSyncSeconds, storeCheckpoints, storeCheckpointRecords, storeCheckpointSeconds} {
 		ch <- d
 	}
 }
@@ -48,6 +53,8 @@ func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(storeLogTargetsLimit, float64(st.LogTargetsLimit))
 	counter(storeCommits, float64(st.Commits))
 	counter(storeCommitWrites, float64(st.CommitWrites))
+	counter(storeCommitSeconds, st.CommitTime.Seconds())
+	counter(storeSyncSeconds, st.SyncTime.Seconds())
 	counter(storeCheckpoints, float64(st.Checkpoints))
 	counter(storeCheckpointRecords, float64(st.CheckpointRecords))
 	counter(storeCheckpointSeconds, st.CheckpointTime.Seconds())

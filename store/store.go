@@ -236,8 +236,12 @@ type Stats struct {
 	// LogTargetsLimit how many may wait before a checkpoint copies them into the store's file.
 	LogTargets, LogTargetsLimit int64
 	// Commits is the number of group commits (one log write and sync each), CommitWrites the
-	// writes they carried.
+	// writes they carried. CommitTime is the time the commits took, from running their
+	// writes' checks to answering them, and SyncTime the part of it spent writing the log and
+	// syncing it. They give the time per commit, and how much of a second the store spends
+	// committing: near all of it, the commits bound the store's throughput.
 	Commits, CommitWrites uint64
+	CommitTime, SyncTime  time.Duration
 	// Checkpoints is the number of checkpoints done, CheckpointRecords the records they
 	// copied, CheckpointTime the time they took (the background one's pauses included).
 	Checkpoints, CheckpointRecords uint64

@@ -105,6 +105,9 @@ func summarize(runs []Result) []Row {
 			row.Store = &StoreRun{
 				Writes:               pick(func(r Result) float64 { return r.Store.Writes }),
 				WritesPerSync:        pick(func(r Result) float64 { return r.Store.WritesPerSync }),
+				CommitMean:           dur(func(r Result) time.Duration { return r.Store.CommitMean }),
+				SyncMean:             dur(func(r Result) time.Duration { return r.Store.SyncMean }),
+				CommitBusy:           pick(func(r Result) float64 { return r.Store.CommitBusy }),
 				CheckpointedPerWrite: pick(func(r Result) float64 { return r.Store.CheckpointedPerWrite }),
 				LogTargets:           int64(pick(func(r Result) float64 { return float64(r.Store.LogTargets) })),
 				LogTargetsLimit:      int64(pick(func(r Result) float64 { return float64(r.Store.LogTargetsLimit) })),
@@ -206,8 +209,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	for _, row := range r.Summary {
 		if st := row.Store; st != nil {
-			fmt.Fprintf(w, "store during %s %s: %.1f writes per log sync, %.2f records checkpointed per write, %d of %d targets waiting in the log at the end\n",
-				row.Server, loadName(row.Mode, row.Concurrency, row.Rate), st.WritesPerSync, st.CheckpointedPerWrite, st.LogTargets, st.LogTargetsLimit)
+			fmt.Fprintf(w, "store during %s %s: %.1f writes per log sync, a commit %s of which the log's write and sync %s, committing %.0f%% of the time, %.2f records checkpointed per write, %d of %d targets waiting in the log at the end\n",
+				row.Server, loadName(row.Mode, row.Concurrency, row.Rate), st.WritesPerSync, ms(st.CommitMean), ms(st.SyncMean), 100*st.CommitBusy,
+				st.CheckpointedPerWrite, st.LogTargets, st.LogTargetsLimit)
 		}
 	}
 	for _, run := range r.Runs {

@@ -269,11 +269,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 					return nil, err
 				}
 				var before map[string]float64
+				var read time.Time
 				if t.metrics != "" {
 					var err error
 					if before, err = storeMetrics(ctx, t.metrics); err != nil {
 						return nil, err
 					}
+					read = time.Now()
 				}
 				res, err := measureWith(ctx, cfg, wl, t.conns, t.pid, t.hostile, r.mode, r.conc, r.rate)
 				if err != nil {
@@ -284,7 +286,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 					if err != nil {
 						return nil, err
 					}
-					res.Store = storeRun(before, after)
+					res.Store = storeRun(before, after, time.Since(read))
 				}
 				res.Server, res.Repeat = t.name, i
 				rep.Runs = append(rep.Runs, res)

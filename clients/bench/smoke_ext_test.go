@@ -186,9 +186,10 @@ func TestSteadyWorkloadNeverScales(t *testing.T) {
 
 // TestStoreMetricsRead: with --server-metrics the tool reads the service's store metrics (a
 // real bbolt store behind a real server, its registry served over HTTP) around each run and
-// reports the writes per log sync, the records checkpointed per write and the log's backlog;
-// a page without store metrics (the memory store's) reports none, and a page that does not
-// answer is an error naming the flag.
+// reports the writes per log sync, what a commit and its sync took and how busy the commits
+// were, the records checkpointed per write and the log's backlog; a page without store
+// metrics (the memory store's) reports none, and a page that does not answer is an error
+// naming the flag.
 func TestStoreMetricsRead(t *testing.T) {
 	st, err := boltstore.Open(filepath.Join(t.TempDir(), "db"), boltstore.Options{})
 	if err != nil {
@@ -223,11 +224,17 @@ func TestStoreMetricsRead(t *testing.T) {
 	if s.Writes < calls || s.WritesPerSync < 1 || s.WritesPerSync > 4 || s.LogTargets != 20 || s.LogTargetsLimit != boltstore.FleetCheckpointRecords || s.CheckpointedPerWrite != 0 {
 		t.Errorf("store figures %+v for %v acknowledged calls by 4 callers on 20 targets", s, calls)
 	}
+	// A commit includes its log write and sync; the commits take part of the time between the
+	// readings, never more than all of it (one commit at a time).
+	if s.SyncMean <= 0 || s.CommitMean < s.SyncMean || s.CommitBusy <= 0 || s.CommitBusy > 1 {
+		t.Errorf("commit %v, of it the log's write and sync %v, busy %.3f of the run", s.CommitMean, s.SyncMean, s.CommitBusy)
+	}
 	var table strings.Builder
 	if err := rep.WriteTable(&table); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(table.String(), "store during service c=4: ") || !strings.Contains(table.String(), " 20 of 16384 targets waiting in the log") {
+	if !strings.Contains(table.String(), "store during service c=4: ") || !strings.Contains(table.String(), " 20 of 16384 targets waiting in the log") ||
+		!strings.Contains(table.String(), "% of the time") {
 		t.Errorf("the table lacks the store line:\n%s", table.String())
 	}
 

@@ -525,7 +525,8 @@ func runtimeMetric(t *testing.T, maddr, name string) string {
 
 // TestStoreMetrics: with the bbolt store the binary exports the store's write-ahead log on
 // /metrics: targets stored and waiting in the log, the log's limit (the fleet default, and a
-// --bolt-log-targets), and the writes the group commits carried. A restart counts the stored
+// --bolt-log-targets), the writes the group commits carried and the time they and the log's
+// syncs took. A restart counts the stored
 // targets from the file; the memory store exports none of it.
 func TestStoreMetrics(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "hpa.db")
@@ -570,6 +571,11 @@ func TestStoreMetrics(t *testing.T) {
 	}
 	if got := metric(maddr, "hpa_recommender_store_commits_total"); got < 1 || got > targets*rounds {
 		t.Errorf("hpa_recommender_store_commits_total = %d, want 1 to %d", got, targets*rounds)
+	}
+	commitSec, err1 := strconv.ParseFloat(runtimeMetric(t, maddr, "hpa_recommender_store_commit_seconds_total"), 64)
+	syncSec, err2 := strconv.ParseFloat(runtimeMetric(t, maddr, "hpa_recommender_store_log_sync_seconds_total"), 64)
+	if err1 != nil || err2 != nil || syncSec <= 0 || commitSec < syncSec {
+		t.Errorf("commit seconds %v (%v), of it log sync seconds %v (%v): want a positive sync time within the commits'", commitSec, err1, syncSec, err2)
 	}
 	p.term(t)
 

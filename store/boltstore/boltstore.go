@@ -126,7 +126,7 @@ type Store struct {
 	targets  atomic.Int64   // records stored, in the file or the log: what logRecords follows
 
 	// For Stats.
-	commits, commitWrites, checkpoints, checkpointRecords, checkpointNanos atomic.Uint64
+	commits, commitWrites, commitNanos, checkpoints, checkpointRecords, checkpointNanos atomic.Uint64
 }
 
 // logged is a record in the overlay: its encoding (nil: deleted) and revision.
@@ -356,7 +356,9 @@ func (s *Store) lead() {
 	s.pending = s.pending[:rest]
 	s.cmu.Unlock()
 
+	start := time.Now()
 	s.commit(s.tx, batch)
+	s.commitNanos.Add(uint64(time.Since(start)))
 	clear(batch)
 	s.batchBuf = batch[:0]
 
@@ -663,6 +665,8 @@ func (s *Store) Stats() store.Stats {
 		LogTargetsLimit:   int64(s.logRecords()),
 		Commits:           s.commits.Load(),
 		CommitWrites:      s.commitWrites.Load(),
+		CommitTime:        time.Duration(s.commitNanos.Load()),
+		SyncTime:          time.Duration(s.wal.syncNanos.Load()),
 		Checkpoints:       s.checkpoints.Load(),
 		CheckpointRecords: s.checkpointRecords.Load(),
 		CheckpointTime:    time.Duration(s.checkpointNanos.Load()),

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // The write-ahead log. A commit of the group commit appends its writes to the log as one frame
@@ -283,6 +285,8 @@ type wal struct {
 	failed error  // a write or sync failed: the segment's tail is unknown, append no more
 	spare  bool   // spare.tmp is ready to become the next segment
 
+	syncNanos atomic.Uint64 // time the commits spent writing and syncing their frames, for Stats
+
 	// spareMu serializes prepareSpare: two preparations writing one file at once could leave
 	// a file that a rotation has already renamed into a segment still being written with zeros.
 	spareMu sync.Mutex
@@ -354,7 +358,10 @@ func (w *wal) append(es []entry, publish func()) (int64, error) {
 	if len(w.buf)-frameHeader > maxFrameSize {
 		return 0, fmt.Errorf("write-ahead log frame of %d bytes exceeds %d", len(w.buf), maxFrameSize)
 	}
-	if err := w.writeBuf(); err != nil {
+	start := time.Now()
+	err := w.writeBuf()
+	w.syncNanos.Add(uint64(time.Since(start)))
+	if err != nil {
 		return 0, err
 	}
 	w.size += int64(len(w.buf))

@@ -780,7 +780,7 @@ func TestLogFollowsTheFleet(t *testing.T) {
 
 // TestStats: Stats counts the targets stored and waiting in the log, the log's limit, every
 // write the group commits carry (sequential writes one commit each, concurrent ones sharing
-// commits), and what a checkpoint copies.
+// commits), the time the commits and the log's syncs took, and what a checkpoint copies.
 func TestStats(t *testing.T) {
 	s := openT(t, filepath.Join(t.TempDir(), "x.db"), Options{CheckpointInterval: time.Hour})
 	if got := s.Stats(); got != (store.Stats{LogTargetsLimit: FleetCheckpointRecords}) {
@@ -799,6 +799,10 @@ func TestStats(t *testing.T) {
 	got := s.Stats()
 	if got.Targets != 7 || got.LogTargets != 7 || got.CommitWrites != 24 || got.Commits < 5 || got.Commits > 24 {
 		t.Fatalf("after 24 writes of 7 targets, 4 of them one at a time: %+v", got)
+	}
+	// Every commit synced the log once, inside the commit's time; nothing else has synced yet.
+	if got.SyncTime <= 0 || got.CommitTime < got.SyncTime {
+		t.Fatalf("commit time %v, of it in the log's syncs %v", got.CommitTime, got.SyncTime)
 	}
 	if got.Checkpoints != 0 || got.CheckpointRecords != 0 || got.CheckpointTime != 0 {
 		t.Fatalf("no checkpoint ran, yet %+v", got)
