@@ -182,6 +182,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if d := r.Disk; d != nil {
 		fmt.Fprintf(w, "disk before the load: %s\n", d)
 	}
+	if d := r.DiskBusy; d != nil {
+		fmt.Fprintf(w, "disk before the load, every CPU busy: %s\n", d)
+	}
 	if l := r.Loopback; l != nil {
 		fmt.Fprintf(w, "loopback before the load: %s\n", l)
 	}

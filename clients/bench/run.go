@@ -56,7 +56,8 @@ type Config struct {
 	// and after each run for what its store did (Result.Store; "": not read).
 	ServerMetrics string
 	// DiskProbe, with StoreFile, first measures write-and-fdatasync latency in the store
-	// file's directory for that long, before any load (0: not measured; default 2s).
+	// file's directory for that long, before any load, then as long again with every CPU kept
+	// busy (0: not measured; default 2s).
 	DiskProbe time.Duration
 	// LoopbackProbe first measures round trips of a small message over loopback TCP for that
 	// long, before any load (0: not measured; default 1s): the machine's cost of a wake-up
@@ -173,8 +174,10 @@ type Report struct {
 	LoadAvg   string     `json:"loadavg_start"`
 	LoadAvgAt string     `json:"loadavg_end"`
 	Populated *Populated `json:"populated,omitempty"`
-	// Disk is ProbeDisk's measure of the store's disk, taken before the load.
-	Disk *DiskSync `json:"disk_sync,omitempty"`
+	// Disk is ProbeDisk's measure of the store's disk, taken before the load, and DiskBusy
+	// ProbeDiskBusy's, right after it.
+	Disk     *DiskSync `json:"disk_sync,omitempty"`
+	DiskBusy *DiskSync `json:"disk_sync_busy,omitempty"`
 	// Loopback is ProbeLoopback's measure of the machine, taken before the load.
 	Loopback *RoundTrip `json:"loopback,omitempty"`
 	Runs     []Result   `json:"runs"`
@@ -194,6 +197,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		rep.Disk = &disk
 		cfg.progress("disk: %s", disk)
+		busy, err := ProbeDiskBusy(filepath.Dir(cfg.StoreFile), cfg.DiskProbe)
+		if err != nil {
+			return nil, err
+		}
+		rep.DiskBusy = &busy
+		cfg.progress("disk, every CPU busy: %s", busy)
 	}
 	if cfg.LoopbackProbe > 0 {
 		rt, err := ProbeLoopback(cfg.LoopbackProbe)
