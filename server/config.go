@@ -68,6 +68,10 @@ type Config struct {
 	// RateLimit is decisions per second per cluster (0: unlimited), with RateBurst.
 	RateLimit float64
 	RateBurst int
+	// MaxInflight bounds the Recommend calls handled at once (0: unlimited). Past it a call is
+	// refused at once with ResourceExhausted, so that an overloaded replica answers the calls
+	// it admits in time instead of every call slowing until their deadlines pass.
+	MaxInflight int
 	// MaxRequestBytes bounds one request (default 4 MiB).
 	MaxRequestBytes int
 	// MaxPods bounds the pods of one request or step (default 20000).
@@ -149,6 +153,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.TokensFile, "tokens-file", c.TokensFile, "bearer tokens file: one token,cluster[,expires=RFC3339] per line (cluster * = admin)")
 	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "decisions per second per cluster (0: unlimited)")
 	fs.IntVar(&c.RateBurst, "rate-burst", c.RateBurst, "burst of the per-cluster rate limit")
+	fs.IntVar(&c.MaxInflight, "max-inflight", c.MaxInflight, "most Recommend calls handled at once; more are refused at once with ResourceExhausted (0: unlimited)")
 	fs.IntVar(&c.MaxRequestBytes, "max-request-bytes", c.MaxRequestBytes, "largest request accepted, in bytes")
 	fs.IntVar(&c.MaxPods, "max-pods", c.MaxPods, "most pods in one request or simulation step")
 	fs.IntVar(&c.MaxSteps, "max-steps", c.MaxSteps, "most steps in one Simulate request")
@@ -216,6 +221,9 @@ func (c *Config) Validate() error {
 	}
 	if c.RateLimit > 0 && c.RateBurst < 1 {
 		errs = append(errs, errors.New("--rate-burst must be at least 1 with --rate-limit"))
+	}
+	if c.MaxInflight < 0 {
+		errs = append(errs, errors.New("--max-inflight must be at least 0 (0: unlimited)"))
 	}
 	if c.BoltLogTargets < 0 || c.BoltLogTargets > maxLogTargetsFlag {
 		errs = append(errs, fmt.Errorf("--bolt-log-targets must be between 0 and %d (0: the default)", maxLogTargetsFlag))

@@ -47,6 +47,10 @@ func newRecommendationID() string {
 
 // Recommend decides for one target as one upstream reconcile would at the server's clock.
 func (s *Server) Recommend(ctx context.Context, req *pb.RecommendRequest) (*pb.RecommendResponse, error) {
+	defer s.inflight.done()
+	if !s.inflight.admit() {
+		return nil, s.inflight.refuse(ctx, s.log)
+	}
 	resp, err := s.recommend(ctx, req)
 	return resp, s.toStatus(ctx, "Recommend", err)
 }

@@ -65,8 +65,9 @@ type Server struct {
 	specs    specCache // decisionInput's converted specs
 
 	// Tenants (auth.go, ratelimit.go): nil when not configured.
-	tokens  *tokenFile
-	limiter *rateLimiter
+	tokens   *tokenFile
+	limiter  *rateLimiter
+	inflight *inflightBound // nil: Config.MaxInflight 0
 
 	mu   sync.Mutex
 	addr net.Addr
@@ -111,6 +112,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		s.tokens = tf
 	}
 	s.limiter = newRateLimiter(cfg.RateLimit, cfg.RateBurst)
+	if cfg.MaxInflight > 0 {
+		s.inflight = newInflightBound(cfg.MaxInflight)
+	}
 	wirecodec.SetSpecTableSize(cfg.CachedSpecs)
 	s.specs.limit = cfg.CachedSpecs
 	opts, err := s.serverOptions()
@@ -157,6 +161,9 @@ const streamWorkers = 128
 func (s *Server) logCall(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	start := time.Now()
 	resp, err := handler(ctx, req)
+	if s.inflight.isRefusal(err) {
+		return resp, err // counted by the metrics, logged once a second by refuse
+	}
 	code := status.Code(err)
 	lvl := slog.Level(callLogLevel(code))
 	if !s.log.Enabled(ctx, lvl) {
@@ -346,7 +353,7 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- s.grpc.Serve(lis) }()
 	s.log.Info("serving", "listen", lis.Addr().String(), "metrics", s.cfg.MetricsListen, "store", s.cfg.Store,
-		"tls", s.cfg.TLSCert != "", "mtls", s.cfg.ClientCA != "", "tokens", s.cfg.TokensFile != "", "rate_limit", s.cfg.RateLimit)
+		"tls", s.cfg.TLSCert != "", "mtls", s.cfg.ClientCA != "", "tokens", s.cfg.TokensFile != "", "rate_limit", s.cfg.RateLimit, "max_inflight", s.cfg.MaxInflight)
 	switch {
 	case !s.authEnabled():
 		s.log.Warn("running without authentication: any caller may read and write every target; use --tls-cert/--client-ca or --tokens-file outside loopback")
