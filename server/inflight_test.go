@@ -1,12 +1,10 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,19 +19,6 @@ import (
 	"github.com/hpa-recommender/hpa-recommender/store"
 	"github.com/hpa-recommender/hpa-recommender/store/boltstore"
 )
-
-// lockedBuffer is a log's destination that the server's goroutines may write at once.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
 // holdingStore is a real bbolt store whose updates wait until release is closed, each first
 // saying so on entered: it keeps Recommend calls in flight for as long as a test needs.
@@ -68,7 +53,7 @@ func TestMaxInflightRefusesAtOnce(t *testing.T) {
 	cfg := server.DefaultConfig()
 	cfg.MetricsListen = ""
 	cfg.MaxInflight = 2
-	var logs lockedBuffer
+	var logs syncBuffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	addr, stop := servertest.Start(t, cfg, server.Deps{Store: hs, Logger: log})
 	t.Cleanup(stop)
