@@ -12,7 +12,8 @@ import (
 )
 
 // inflightBound is Config.MaxInflight: it counts the Recommend calls being handled and refuses
-// those past the bound at once, before any of their work. A refusal costs an atomic add and a
+// those past the bound at once, before the handler's work (the request is decoded by then:
+// calls waiting in the transport are not counted). A refusal costs an atomic add and a
 // prebuilt error; it is not logged one by one (the gRPC metrics count every call by its code),
 // but at most once a second, with how many were refused since the last such line. The zero
 // value (max 0) admits everything.
@@ -24,9 +25,9 @@ type inflightBound struct {
 	logged  atomic.Int64 // unix nanoseconds of the last log line
 }
 
-func newInflightBound(max int) *inflightBound {
-	return &inflightBound{max: int64(max), err: status.Error(codes.ResourceExhausted,
-		fmt.Sprintf("the server is handling its limit of %d Recommend calls at once (--max-inflight); retry later", max))}
+func newInflightBound(limit int) *inflightBound {
+	return &inflightBound{max: int64(limit), err: status.Error(codes.ResourceExhausted,
+		fmt.Sprintf("the server is handling its limit of %d Recommend calls at once (--max-inflight); retry later", limit))}
 }
 
 // admit counts a call in; when it returns false the call is refused with b.err. Either way the
