@@ -25,7 +25,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.Baseline, "baseline", c.Baseline, "also drive an in-process no-op server and report ratios")
 	fs.IntVar(&c.ServerPID, "server-pid", c.ServerPID, "the service's pid, for its CPU and RSS (0: not reported)")
 	fs.StringVar(&c.StoreFile, "store-file", c.StoreFile, "the service's bbolt file, for its size per target")
-	fs.StringVar(&c.ServerMetrics, "server-metrics", c.ServerMetrics, "the service's Prometheus page (http://host:port/metrics), read before and after each run for its store's writes per log sync, commit and sync times, share of the time spent committing, records checkpointed per write and targets waiting in the log (bbolt store)")
+	fs.StringVar(&c.ServerMetrics, "server-metrics", c.ServerMetrics, "the service's Prometheus page (http://host:port/metrics), read before and after each run for the server's own handling time of Recommend (p50, p99, share within 5 ms, from its histogram) and, with the bbolt store, its writes per log sync, commit and sync times, share of the time spent committing, records checkpointed per write and targets waiting in the log")
 	fs.DurationVar(&c.DiskProbe, "disk-probe", c.DiskProbe, "with --store-file, first measure write+fdatasync latency in its directory for this long, then as long again with every CPU busy (0: off)")
 	fs.DurationVar(&c.LoopbackProbe, "loopback-probe", c.LoopbackProbe, "first measure round trips of 64 bytes over loopback TCP for this long: the machine's per-call floor, to compare runs of different days (0: off)")
 	fs.IntVar(&c.Hostile, "hostile", c.Hostile, "callers sending malformed, huge, oversized, abandoned and slow calls alongside each service run")

@@ -36,6 +36,9 @@ type Row struct {
 	// Store is the medians of the runs' Result.Store (nil without Config.ServerMetrics or a
 	// store that reports nothing).
 	Store *StoreRun `json:"store,omitempty"`
+	// ServerLatency is the medians of the runs' Result.ServerLatency (nil without
+	// Config.ServerMetrics).
+	ServerLatency *ServerLatency `json:"server_latency,omitempty"`
 	// Ratios (service over baseline of the same configuration); zero on baseline rows.
 	ThroughputRatio float64 `json:"throughput_ratio,omitempty"`
 	P50Ratio        float64 `json:"p50_ratio,omitempty"`
@@ -100,6 +103,14 @@ func summarize(runs []Result) []Row {
 			row.ServerCores = pick(func(r Result) float64 { return r.ServerUsage.Cores })
 			row.ServerCPU = dur(func(r Result) time.Duration { return r.ServerUsage.CPUPerCall })
 			row.ServerRSS = int64(pick(func(r Result) float64 { return float64(r.ServerUsage.RSS) }))
+		}
+		if !slices.ContainsFunc(g, func(r Result) bool { return r.ServerLatency == nil }) {
+			row.ServerLatency = &ServerLatency{
+				Count:     pick(func(r Result) float64 { return r.ServerLatency.Count }),
+				P50:       dur(func(r Result) time.Duration { return r.ServerLatency.P50 }),
+				P99:       dur(func(r Result) time.Duration { return r.ServerLatency.P99 }),
+				Within5ms: pick(func(r Result) float64 { return r.ServerLatency.Within5ms }),
+			}
 		}
 		if !slices.ContainsFunc(g, func(r Result) bool { return r.Store == nil }) {
 			row.Store = &StoreRun{
@@ -215,6 +226,16 @@ func (r *Report) WriteTable(w io.Writer) error {
 			fmt.Fprintf(w, "store during %s %s: %.1f writes per log sync, a commit %s of which the log's write and sync %s, committing %.0f%% of the time, %.2f records checkpointed per write, %d of %d targets waiting in the log at the end\n",
 				row.Server, loadName(row.Mode, row.Concurrency, row.Rate), st.WritesPerSync, ms(st.CommitMean), ms(st.SyncMean), 100*st.CommitBusy,
 				st.CheckpointedPerWrite, st.LogTargets, st.LogTargetsLimit)
+		}
+	}
+	for _, row := range r.Summary {
+		if sl := row.ServerLatency; sl != nil {
+			within := ""
+			if sl.Within5ms >= 0 {
+				within = fmt.Sprintf(", %.1f%% within 5ms", 100*sl.Within5ms)
+			}
+			fmt.Fprintf(w, "server during %s %s: Recommend handled in p50 %s p99 %s%s (its handling-time histogram, %.0f calls with the warm-up's)\n",
+				row.Server, loadName(row.Mode, row.Concurrency, row.Rate), ms(sl.P50), ms(sl.P99), within, sl.Count)
 		}
 	}
 	for _, run := range r.Runs {

@@ -152,6 +152,9 @@ type Result struct {
 	Hostile *HostileStats `json:"hostile,omitempty"`
 	// Store is what the service's store did, warm-up included (Config.ServerMetrics).
 	Store *StoreRun `json:"store,omitempty"`
+	// ServerLatency is the service's own handling time of Recommend, warm-up included
+	// (Config.ServerMetrics).
+	ServerLatency *ServerLatency `json:"server_latency,omitempty"`
 }
 
 // Populated describes the pre-population and the memory it cost.
@@ -296,6 +299,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 						return nil, err
 					}
 					res.Store = storeRun(before, after, time.Since(read))
+					res.ServerLatency = serverLatency(before, after)
 				}
 				res.Server, res.Repeat = t.name, i
 				rep.Runs = append(rep.Runs, res)

@@ -187,9 +187,10 @@ func TestSteadyWorkloadNeverScales(t *testing.T) {
 // TestStoreMetricsRead: with --server-metrics the tool reads the service's store metrics (a
 // real bbolt store behind a real server, its registry served over HTTP) around each run and
 // reports the writes per log sync, what a commit and its sync took and how busy the commits
-// were, the records checkpointed per write and the log's backlog; a page without store
-// metrics (the memory store's) reports none, and a page that does not answer is an error
-// naming the flag.
+// were, the records checkpointed per write and the log's backlog, and the server's own
+// handling time of Recommend; a page without store metrics (the memory store's) reports no
+// store figures but the handling time, and a page that does not answer is an error naming the
+// flag.
 func TestStoreMetricsRead(t *testing.T) {
 	st, err := boltstore.Open(filepath.Join(t.TempDir(), "db"), boltstore.Options{})
 	if err != nil {
@@ -229,9 +230,18 @@ func TestStoreMetricsRead(t *testing.T) {
 	if s.SyncMean <= 0 || s.CommitMean < s.SyncMean || s.CommitBusy <= 0 || s.CommitBusy > 1 {
 		t.Errorf("commit %v, of it the log's write and sync %v, busy %.3f of the run", s.CommitMean, s.SyncMean, s.CommitBusy)
 	}
+	// The server's own handling time: every Recommend of the run (and of the warm-up) is in
+	// its histogram, and the quantiles are ordered.
+	if sl := run.ServerLatency; sl == nil || sl.Count < float64(run.Recommend.Count) || sl.P50 <= 0 || sl.P50 > sl.P99 ||
+		sl.Within5ms < 0 || sl.Within5ms > 1 {
+		t.Errorf("server-side latency %+v for %d Recommends", sl, run.Recommend.Count)
+	}
 	var table strings.Builder
 	if err := rep.WriteTable(&table); err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(table.String(), "server during service c=4: Recommend handled in p50 ") {
+		t.Errorf("the table lacks the server's handling time:\n%s", table.String())
 	}
 	if !strings.Contains(table.String(), "store during service c=4: ") || !strings.Contains(table.String(), " 20 of 16384 targets waiting in the log") ||
 		!strings.Contains(table.String(), "% of the time") {
@@ -243,8 +253,8 @@ func TestStoreMetricsRead(t *testing.T) {
 	memPage := httptest.NewServer(promhttp.HandlerFor(mem, promhttp.HandlerOpts{}))
 	t.Cleanup(memPage.Close)
 	bc.ServerMetrics = memPage.URL + "/metrics"
-	if rep, err := bench.Run(t.Context(), bc); err != nil || rep.Runs[0].Store != nil {
-		t.Errorf("memory store: %v, store figures %+v; want none", err, rep)
+	if rep, err := bench.Run(t.Context(), bc); err != nil || rep.Runs[0].Store != nil || rep.Runs[0].ServerLatency == nil {
+		t.Errorf("memory store: %v, %+v; want no store figures, and the server's handling time", err, rep)
 	}
 
 	gone := httptest.NewServer(promhttp.HandlerFor(mem, promhttp.HandlerOpts{}))
