@@ -284,7 +284,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				var read time.Time
 				if t.metrics != "" {
 					var err error
-					if before, err = storeMetrics(ctx, t.metrics); err != nil {
+					if before, err = readServerMetrics(ctx, t.metrics); err != nil {
 						return nil, err
 					}
 					read = time.Now()
@@ -294,7 +294,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 					return nil, err
 				}
 				if t.metrics != "" {
-					after, err := storeMetrics(ctx, t.metrics)
+					after, err := readServerMetrics(ctx, t.metrics)
 					if err != nil {
 						return nil, err
 					}

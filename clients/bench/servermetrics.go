@@ -30,11 +30,11 @@ type StoreRun struct {
 	LogTargetsLimit      int64         `json:"log_targets_limit"`
 }
 
-// storeMetrics reads the hpa_recommender_store_* values at url (a Prometheus text page),
-// keyed without that prefix (none when the service's store reports none: the memory and etcd
-// stores), and the buckets of Recommend's grpc_server_handling_seconds, keyed "recommend_le="
-// and the bucket's bound.
-func storeMetrics(ctx context.Context, url string) (map[string]float64, error) {
+// readServerMetrics reads the --server-metrics page at url (a Prometheus text page): the
+// hpa_recommender_store_* values, keyed without that prefix (none when the service's store
+// reports none: the memory and etcd stores), and the buckets of Recommend's
+// grpc_server_handling_seconds, keyed "recommend_le=" and the bucket's bound.
+func readServerMetrics(ctx context.Context, url string) (map[string]float64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, fmt.Errorf("--server-metrics %q: %w", url, err)
