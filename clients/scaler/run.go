@@ -58,6 +58,8 @@ func (s *Scaler) Run(ctx context.Context, deps RunDeps) error {
 				return err
 			}
 		}
+		// The address as bound: with port 0 the kernel chose it.
+		s.log.Info("serving http", "listen", lis.Addr().String())
 		wg.Add(2)
 		go func() {
 			defer wg.Done()

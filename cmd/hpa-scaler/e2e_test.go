@@ -10,11 +10,11 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -44,15 +44,8 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
+// servingHTTP finds the address the binary's http listener bound, in its log.
+var servingHTTP = regexp.MustCompile(`msg="serving http" listen=(\S+)`)
 
 func TestBinaryScalesADeployment(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "hpa-scaler")
@@ -122,12 +115,13 @@ spec:
 	if err := os.WriteFile(filepath.Join(manifests, "hpa.yaml"), []byte(hpa), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	httpAddr := freeAddr(t)
 	cmd := exec.Command(bin,
 		"--kubeconfig", cp.Kubeconfig,
 		"--manifests-dir", manifests,
 		"--service-addr", serviceAddr,
-		"--http-listen", httpAddr,
+		// Port 0, read back from the log: a port picked free beforehand may be taken by the
+		// time the binary binds it.
+		"--http-listen", "127.0.0.1:0",
 		"--sync-period", "1s",
 		"--leader-election-namespace", "default",
 		"--identity", "bin-test",
@@ -149,6 +143,7 @@ spec:
 		}
 	})
 
+	var httpAddr string // from the log, below
 	get := func(path string) (int, string) {
 		resp, err := http.Get("http://" + httpAddr + path)
 		if err != nil {
@@ -170,6 +165,13 @@ spec:
 			}
 		}
 	}
+	poll("the http listener", func() bool {
+		m := servingHTTP.FindStringSubmatch(out.String())
+		if m != nil {
+			httpAddr = m[1]
+		}
+		return m != nil
+	})
 	poll("/readyz", func() bool { code, _ := get("/readyz"); return code == http.StatusOK })
 	poll("the scale-up to 4", func() bool {
 		sc, err := cs.AppsV1().Deployments(ns).GetScale(ctx, "web", metav1.GetOptions{})
