@@ -325,12 +325,14 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 	defer cancel()
 
 	var metricsSrv *http.Server
+	metricsAddr := "" // the metrics listener's bound address, for the log (a port 0 resolved)
 	if s.cfg.MetricsListen != "" {
 		mlis, err := net.Listen("tcp", s.cfg.MetricsListen)
 		if err != nil {
 			lis.Close()
 			return fmt.Errorf("listen on %s: %w", s.cfg.MetricsListen, err)
 		}
+		metricsAddr = mlis.Addr().String()
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
 		if s.cfg.Pprof {
@@ -357,7 +359,7 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- s.grpc.Serve(lis) }()
-	s.log.Info("serving", "listen", lis.Addr().String(), "metrics", s.cfg.MetricsListen, "store", s.cfg.Store,
+	s.log.Info("serving", "listen", lis.Addr().String(), "metrics", metricsAddr, "store", s.cfg.Store,
 		"tls", s.cfg.TLSCert != "", "mtls", s.cfg.ClientCA != "", "tokens", s.cfg.TokensFile != "", "rate_limit", s.cfg.RateLimit, "max_inflight", s.cfg.MaxInflight)
 	switch {
 	case !s.authEnabled():

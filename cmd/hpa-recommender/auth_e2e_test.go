@@ -114,7 +114,7 @@ func TestBadTokensFileExitsNamingTheLine(t *testing.T) {
 	if err := os.WriteFile(tokens, []byte("s3cret,c1\n\ns3cret,c2\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(binary, "--store", "memory", "--listen", freeAddr(t), "--metrics-listen", "", "--tokens-file", tokens).CombinedOutput()
+	out, err := exec.Command(binary, "--store", "memory", "--listen", "127.0.0.1:0", "--metrics-listen", "", "--tokens-file", tokens).CombinedOutput()
 	if err == nil {
 		t.Fatalf("exit 0, want an error:\n%s", out)
 	}

@@ -52,7 +52,6 @@ func TestCrashLoop(t *testing.T) {
 	t.Logf("seed %d (CRASHTEST_SEED=%d repeats this run), %d iterations", seed, seed, iterations)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	db := filepath.Join(t.TempDir(), "crash.db")
-	addr := freeAddr(t)
 	const targets = 40
 	wl := bench.NewWorkload("crash", "crash", targets)
 	var lastSeen map[int]time.Time // decision times the file held after the previous kill
@@ -65,8 +64,8 @@ func TestCrashLoop(t *testing.T) {
 			// every 10 s), and every kill leaves a log to replay.
 			args = append(args, "--bolt-log-targets", "8")
 		}
-		p := startBinaryAt(t, addr, args...)
-		cl := pb.NewRecommenderServiceClient(dial(t, addr))
+		p := startBinary(t, args...)
+		cl := pb.NewRecommenderServiceClient(dial(t, p.addr))
 		for i, want := range lastSeen {
 			got, err := cl.GetTarget(t.Context(), &pb.GetTargetRequest{Target: wl.Ref(i)})
 			if err != nil {
@@ -190,7 +189,7 @@ func runLoad(ctx context.Context, wl *bench.Workload, led *ledger, targets int, 
 // over all three, one replica is killed with SIGKILL at a random moment, the other two keep
 // serving (the test requires acknowledged calls after the kill), and then the store in etcd
 // is checked against everything acknowledged (verifyStore) before the killed replica restarts
-// on its address; CRASHTEST_ITERATIONS times (default 20).
+// (on a port of its own: the test's callers are given its new address); CRASHTEST_ITERATIONS times (default 20).
 func TestCrashLoopEtcd(t *testing.T) {
 	iterations := envInt(t, "CRASHTEST_ITERATIONS", 20)
 	seed := uint64(envInt(t, "CRASHTEST_SEED", int(time.Now().UnixNano()%1e9)))
@@ -238,7 +237,7 @@ func TestCrashLoopEtcd(t *testing.T) {
 		}
 		totalDecided += len(led.decided)
 
-		p := startBinaryAt(t, reps[victim].p.addr, args...)
+		p := startBinary(t, args...)
 		mu.Lock()
 		reps[victim] = &replica{p: p, client: pb.NewRecommenderServiceClient(dial(t, p.addr))}
 		mu.Unlock()

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,21 +55,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// freeAddr returns a loopback address with a port nobody listens on right now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 type process struct {
-	cmd    *exec.Cmd
-	addr   string
-	stderr *syncBuffer
+	cmd     *exec.Cmd
+	addr    string // the gRPC listener's address, as the binary logged it
+	metrics string // the metrics listener's address, as logged ("" when off)
+	stderr  *syncBuffer
+	exited  chan struct{} // closed once the binary has exited and waitErr is set
+	waitErr error
 }
 
 // syncBuffer collects a child's output while the test reads it.
@@ -89,11 +82,17 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// startBinary runs the real binary and waits until its health check says SERVING.
+// startBinary runs the real binary on a port the kernel picks (--listen 127.0.0.1:0, and no
+// metrics listener unless args has one; pass "--metrics-listen", "127.0.0.1:0" for one) and
+// waits until its health check says SERVING. The addresses it bound are read back from its
+// log, so no port is chosen before the binary binds it.
 func startBinary(t *testing.T, args ...string) *process {
 	t.Helper()
-	return startBinaryAt(t, freeAddr(t), args...)
+	return startBinaryAt(t, "127.0.0.1:0", args...)
 }
+
+// servingLine is the binary's log line once it listens, with the addresses it bound.
+var servingLine = regexp.MustCompile(`msg=serving listen=(\S+) metrics=(\S+)`)
 
 // startBinaryAt is startBinary on a given address.
 func startBinaryAt(t *testing.T, addr string, args ...string) *process {
@@ -105,16 +104,31 @@ func startBinaryAt(t *testing.T, addr string, args ...string) *process {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &process{cmd: cmd, addr: addr, stderr: &stderr}
+	p := &process{cmd: cmd, stderr: &stderr, exited: make(chan struct{})}
+	go func() { p.waitErr = cmd.Wait(); close(p.exited) }()
 	t.Cleanup(func() {
-		if p.cmd.ProcessState == nil {
-			_ = p.cmd.Process.Kill()
-			_ = p.cmd.Wait()
-		}
+		_ = p.cmd.Process.Kill()
+		<-p.exited
 	})
-	conn := dial(t, addr)
-	hc := healthpb.NewHealthClient(conn)
 	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if m := servingLine.FindStringSubmatch(stderr.String()); m != nil {
+			p.addr = m[1]
+			if p.metrics = m[2]; p.metrics == `""` {
+				p.metrics = ""
+			}
+			break
+		}
+		select {
+		case <-p.exited:
+			t.Fatalf("the binary exited before serving: %v\n%s", p.waitErr, stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q line in the log within 20s:\n%s", "msg=serving", stderr.String())
+		}
+	}
+	hc := healthpb.NewHealthClient(dial(t, p.addr))
 	for {
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 		resp, err := hc.Check(ctx, &healthpb.HealthCheckRequest{})
@@ -134,7 +148,7 @@ func (p *process) kill9(t *testing.T) {
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	_ = p.cmd.Wait()
+	<-p.exited
 }
 
 func (p *process) term(t *testing.T) {
@@ -142,8 +156,9 @@ func (p *process) term(t *testing.T) {
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.cmd.Wait(); err != nil {
-		t.Errorf("exit after SIGTERM: %v\n%s", err, p.stderr.String())
+	<-p.exited
+	if p.waitErr != nil {
+		t.Errorf("exit after SIGTERM: %v\n%s", p.waitErr, p.stderr.String())
 	}
 }
 
@@ -396,31 +411,14 @@ func TestBadFlagsExitWithAClearError(t *testing.T) {
 }
 
 func TestFlagWinsOverEnvironment(t *testing.T) {
-	addr := freeAddr(t)
-	cmd := exec.Command(binary, "--store", "memory", "--metrics-listen", "", "--listen", addr)
-	cmd.Env = append(os.Environ(), "HPA_RECOMMENDER_LISTEN=127.0.0.1:1", "HPA_RECOMMENDER_STORE=bolt")
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	t.Setenv("HPA_RECOMMENDER_LISTEN", "127.0.0.1:1")
+	t.Setenv("HPA_RECOMMENDER_STORE", "bolt")
+	p := startBinary(t, "--store", "memory")
+	if host, port, err := net.SplitHostPort(p.addr); err != nil || host != "127.0.0.1" || port == "1" {
+		t.Errorf("listening on %s, want the flag's 127.0.0.1:0 (a port the kernel picked), not the environment's 127.0.0.1:1", p.addr)
 	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	hc := healthpb.NewHealthClient(dial(t, addr))
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-		resp, err := hc.Check(ctx, &healthpb.HealthCheckRequest{})
-		cancel()
-		if err == nil && resp.Status == healthpb.HealthCheckResponse_SERVING {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not serving on the flag's address: %v\n%s", err, stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if !strings.Contains(stderr.String(), "store=memory") {
-		t.Errorf("log does not show the flag's store:\n%s", stderr.String())
+	if !strings.Contains(p.stderr.String(), "store=memory") {
+		t.Errorf("log does not show the flag's store:\n%s", p.stderr.String())
 	}
 }
 
@@ -428,12 +426,11 @@ func TestFlagWinsOverEnvironment(t *testing.T) {
 func TestPprofOnlyWhenAsked(t *testing.T) {
 	for _, pprof := range []bool{true, false} {
 		t.Run(fmt.Sprintf("pprof=%v", pprof), func(t *testing.T) {
-			maddr := freeAddr(t)
-			args := []string{"--store", "memory", "--metrics-listen", maddr}
+			args := []string{"--store", "memory", "--metrics-listen", "127.0.0.1:0"}
 			if pprof {
 				args = append(args, "--pprof")
 			}
-			startBinary(t, args...)
+			maddr := startBinary(t, args...).metrics
 			status := func(path string) int {
 				resp, err := http.Get("http://" + maddr + path)
 				if err != nil {
@@ -465,8 +462,7 @@ func TestGCPercent(t *testing.T) {
 	for _, tc := range []struct{ env, want string }{{"", "400"}, {"100", "100"}, {"250", "250"}} {
 		t.Run("GOGC="+tc.env, func(t *testing.T) {
 			t.Setenv("GOGC", tc.env)
-			maddr := freeAddr(t)
-			startBinary(t, "--store", "memory", "--metrics-listen", maddr)
+			maddr := startBinary(t, "--store", "memory", "--metrics-listen", "127.0.0.1:0").metrics
 			if got := runtimeMetric(t, maddr, "go_gc_gogc_percent"); got != tc.want {
 				t.Errorf("go_gc_gogc_percent = %s, want %s", got, tc.want)
 			}
@@ -479,12 +475,11 @@ func TestGCPercent(t *testing.T) {
 func TestExtraProcForBolt(t *testing.T) {
 	procs := func(t *testing.T, store string) int {
 		t.Helper()
-		maddr := freeAddr(t)
-		args := []string{"--store", store, "--metrics-listen", maddr}
+		args := []string{"--store", store, "--metrics-listen", "127.0.0.1:0"}
 		if store == "bolt" {
 			args = append(args, "--bolt-path", filepath.Join(t.TempDir(), "hpa.db"))
 		}
-		startBinary(t, args...)
+		maddr := startBinary(t, args...).metrics
 		n, err := strconv.Atoi(runtimeMetric(t, maddr, "go_sched_gomaxprocs_threads"))
 		if err != nil {
 			t.Fatal(err)
@@ -539,8 +534,8 @@ func TestStoreMetrics(t *testing.T) {
 		return n
 	}
 	const targets, rounds = 3, 4
-	maddr := freeAddr(t)
-	p := startBinary(t, "--store", "bolt", "--bolt-path", db, "--metrics-listen", maddr)
+	p := startBinary(t, "--store", "bolt", "--bolt-path", db, "--metrics-listen", "127.0.0.1:0")
+	maddr := p.metrics
 	cl := pb.NewRecommenderServiceClient(dial(t, p.addr))
 	for r := range rounds {
 		for i := range targets {
@@ -579,8 +574,7 @@ func TestStoreMetrics(t *testing.T) {
 	}
 	p.term(t)
 
-	maddr = freeAddr(t)
-	startBinary(t, "--store", "bolt", "--bolt-path", db, "--metrics-listen", maddr, "--bolt-log-targets", "100")
+	maddr = startBinary(t, "--store", "bolt", "--bolt-path", db, "--metrics-listen", "127.0.0.1:0", "--bolt-log-targets", "100").metrics
 	for name, want := range map[string]int{
 		"hpa_recommender_store_targets":           targets,
 		"hpa_recommender_store_log_targets":       0, // the last Close checkpointed them
@@ -591,8 +585,7 @@ func TestStoreMetrics(t *testing.T) {
 		}
 	}
 
-	maddr = freeAddr(t)
-	startBinary(t, "--store", "memory", "--metrics-listen", maddr)
+	maddr = startBinary(t, "--store", "memory", "--metrics-listen", "127.0.0.1:0").metrics
 	resp, err := http.Get("http://" + maddr + "/metrics")
 	if err != nil {
 		t.Fatal(err)

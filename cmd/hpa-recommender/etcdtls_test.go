@@ -94,7 +94,7 @@ func TestEtcdOverTLS(t *testing.T) {
 		{"another CA", "certificate signed by unknown authority", []string{"--etcd-ca", other.CertFile, "--etcd-cert", certFile, "--etcd-key", keyFile}},
 	} {
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-		args := append(append([]string{"--listen", freeAddr(t), "--metrics-listen", ""}, base...), refused.args...)
+		args := append(append([]string{"--listen", "127.0.0.1:0", "--metrics-listen", ""}, base...), refused.args...)
 		out, err := exec.CommandContext(ctx, binary, args...).CombinedOutput()
 		cancel()
 		var exit *exec.ExitError
