@@ -92,7 +92,34 @@ func Start(t testing.TB, opts Options) *ControlPlane {
 }
 
 // StartControlPlane is Start without a testing.TB (e.g. from TestMain); call Stop.
-func StartControlPlane(opts Options) (cp *ControlPlane, err error) {
+//
+// Its ports are picked free just before etcd and kube-apiserver bind them, so another process
+// may take one in between. When a component exits because its address is in use, the whole
+// control plane is started again on new ports (in a new directory under opts.Dir), up to
+// three times in all.
+func StartControlPlane(opts Options) (*ControlPlane, error) {
+	const attempts = 3
+	dir := opts.Dir
+	for attempt := 1; ; attempt++ {
+		cp, err := startControlPlane(opts)
+		if err == nil || attempt == attempts || !portTaken(err) {
+			return cp, err
+		}
+		if dir != "" {
+			opts.Dir = filepath.Join(dir, fmt.Sprintf("retry-%d", attempt))
+		}
+	}
+}
+
+// portTaken reports whether a start failed because a component exited with its address taken.
+func portTaken(err error) bool {
+	return errors.Is(err, errExited) && strings.Contains(err.Error(), "address already in use")
+}
+
+// pickPorts picks the control plane's ports (tests replace it to hand out a taken one).
+var pickPorts = freePorts
+
+func startControlPlane(opts Options) (cp *ControlPlane, err error) {
 	bins, err := FindBinaries()
 	if err != nil {
 		return nil, err
@@ -161,7 +188,7 @@ func StartControlPlane(opts Options) (cp *ControlPlane, err error) {
 		return cp, err
 	}
 
-	ports, err := freePorts(3)
+	ports, err := pickPorts(3)
 	if err != nil {
 		return cp, err
 	}
@@ -323,9 +350,13 @@ func writeKubeconfig(path string, cfg *rest.Config) error {
 	return clientcmd.WriteToFile(*kc, path)
 }
 
-// waitHTTP polls url until it answers 200 with a body containing want.
+// waitHTTP polls url until it answers 200 with a body containing want. Each request has 5 s:
+// a listener that never answers (another process on the port) must not hold the poll, which
+// also watches for p's exit.
 func waitHTTP(ctx context.Context, p *process, c *http.Client, url, token, want string) error {
 	return waitFor(ctx, p, func(ctx context.Context) (bool, error) {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
 			return false, err
