@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,7 +18,31 @@ type DiskSync struct {
 	// kernel's work for the sync: a durable commit of the service pays it once more for every
 	// sync, on top of the time it waits. 0 where the platform does not report it.
 	CPU time.Duration `json:"cpu_per_sync_ns"`
+	// Stalls, in the busy probe only, are the moments when none of the spinning goroutines ran:
+	// every CPU taken from this process at once (nil in the idle probe).
+	Stalls *Stalls `json:"machine_stalls,omitempty"`
 }
+
+// Stalls are the intervals, of at least minStall each, during which every CPU stood still
+// for this process: no spinning goroutine advanced. On a quiet machine there are none; a
+// virtual machine whose host caps its CPU time (its vCPUs and its disk emulation together, by
+// period) stops whole, as one, once per period when the guest keeps every vCPU busy and does
+// I/O, and everything in flight then waits for the period's end.
+type Stalls struct {
+	// Share is the stalls' total over the probe's duration.
+	Share   float64       `json:"share"`
+	Count   int           `json:"count"`
+	Longest time.Duration `json:"longest_ns"`
+	// Every is the median interval between two stalls' starts (0: fewer than three stalls).
+	Every time.Duration `json:"every_ns"`
+}
+
+// minStall is the shortest interval counted as a stall; gapMin the shortest pause of one
+// spinning goroutine recorded (a stall is where every goroutine's pauses overlap).
+const (
+	minStall = time.Millisecond
+	gapMin   = 200 * time.Microsecond
+)
 
 // ProbeDisk measures the disk under dir as a durable commit uses it: it rewrites one 4 KiB
 // block of a scratch file and fdatasyncs it, back to back, for d, and returns the latency of
@@ -45,8 +70,19 @@ func probeDisk(dir string, d time.Duration, busy bool) (DiskSync, error) {
 	}
 	defer os.Remove(f.Name())
 	defer f.Close()
+	var stop func() [][]span
+	began := time.Now()
 	if busy {
-		defer spin(runtime.NumCPU())()
+		// One P more than CPUs, as the service's bbolt store runs: the spinning goroutines
+		// hold a P each, and the one whose sync returns finds its own at once.
+		n := runtime.NumCPU()
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(n + 1))
+		stop = spin(n)
+		defer func() {
+			if stop != nil {
+				stop()
+			}
+		}()
 	}
 	block := make([]byte, 4096)
 	var rec Recorder
@@ -65,40 +101,120 @@ func probeDisk(dir string, d time.Duration, busy bool) (DiskSync, error) {
 	if cpu := ProcessCPU() - cpu0; !busy && cpu0 > 0 && out.Count > 0 {
 		out.CPU = cpu / time.Duration(out.Count)
 	}
+	if busy {
+		gaps := stop()
+		stop = nil
+		st := stallsOf(gaps, time.Since(began))
+		out.Stalls = &st
+	}
 	return out, nil
 }
 
+// span is an interval of time, as offsets from the probe's start.
+type span struct{ from, to time.Duration }
+
+// stallsOf summarizes the intervals, of at least minStall, that every list of pauses covers
+// (each list sorted, one per spinning goroutine), over a probe of length total.
+func stallsOf(gaps [][]span, total time.Duration) Stalls {
+	if len(gaps) == 0 || total <= 0 {
+		return Stalls{}
+	}
+	common := gaps[0]
+	for _, g := range gaps[1:] {
+		common = intersect(common, g)
+	}
+	var st Stalls
+	var starts []time.Duration
+	var sum time.Duration
+	for _, c := range common {
+		if d := c.to - c.from; d >= minStall {
+			st.Count++
+			sum += d
+			st.Longest = max(st.Longest, d)
+			starts = append(starts, c.from)
+		}
+	}
+	st.Share = float64(sum) / float64(total)
+	if len(starts) >= 3 {
+		iv := make([]time.Duration, len(starts)-1)
+		for i := range iv {
+			iv[i] = starts[i+1] - starts[i]
+		}
+		slices.Sort(iv)
+		st.Every = iv[len(iv)/2]
+	}
+	return st
+}
+
+// intersect returns the intervals both sorted, non-overlapping lists cover.
+func intersect(a, b []span) []span {
+	var out []span
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		from, to := max(a[i].from, b[j].from), min(a[i].to, b[j].to)
+		if from < to {
+			out = append(out, span{from, to})
+		}
+		if a[i].to < b[j].to {
+			i++
+		} else {
+			j++
+		}
+	}
+	return out
+}
+
 // spin starts n goroutines that keep a CPU each busy until the returned function is called,
-// which waits for them to stop. They yield to the scheduler every few microseconds, so that
-// the goroutine whose sync returns gets a P at once and waits only for the kernel to give its
-// thread a CPU, as a handler of a busy service does.
-func spin(n int) (stop func()) {
+// which waits for them to stop and returns each one's pauses: the intervals (from spin's
+// call) of gapMin or more between two of its reads of the clock, every microsecond or so.
+// Each runs on a thread of its own (locked), so that a pause is the kernel's, or the
+// machine's, never the Go scheduler's; give the process a P more than n, so that the
+// goroutine whose sync returns waits only for the kernel to give its thread a CPU, as the
+// service's commit does.
+func spin(n int) (stop func() [][]span) {
 	var done atomic.Bool
 	var wg sync.WaitGroup
-	for range n {
+	start := time.Now()
+	gaps := make([][]span, n)
+	for i := range n {
 		wg.Go(func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
 			x := uint64(1)
+			last := time.Since(start)
 			for !done.Load() {
 				for range 1000 {
 					x = x*6364136223846793005 + 1442695040888963407
 				}
-				runtime.Gosched()
+				now := time.Since(start)
+				if now-last >= gapMin {
+					gaps[i] = append(gaps[i], span{last, now})
+				}
+				last = now
 			}
 			sink.Store(x)
 		})
 	}
-	return func() { done.Store(true); wg.Wait() }
+	return func() [][]span { done.Store(true); wg.Wait(); return gaps }
 }
 
 // sink keeps the spinning goroutines' arithmetic from being optimized away.
 var sink atomic.Uint64
 
 // String is the probe's line in the report: "N write+fdatasync of 4 KiB, p50 … p99 … max …",
-// then the CPU per sync when measured.
+// then the CPU per sync when measured, and the busy probe's stalls.
 func (d DiskSync) String() string {
 	s := fmt.Sprintf("%d write+fdatasync of 4 KiB, p50 %s p99 %s max %s", d.Count, ms(d.P50), ms(d.P99), ms(d.Max))
 	if d.CPU > 0 {
 		s += fmt.Sprintf(", %.0fµs CPU each", float64(d.CPU)/1e3)
+	}
+	if st := d.Stalls; st != nil {
+		s += fmt.Sprintf("; every CPU stood still %.1f%% of the time: %d stalls of %s or more", 100*st.Share, st.Count, ms(minStall))
+		if st.Count > 0 {
+			s += ", longest " + ms(st.Longest)
+		}
+		if st.Every > 0 {
+			s += ", one every " + ms(st.Every) + " (median)"
+		}
 	}
 	return s
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"math"
 	"os"
 	"runtime"
 	"strings"
@@ -36,6 +37,14 @@ func TestProbeDisk(t *testing.T) {
 			case !tc.busy && runtime.GOOS == "linux" && (lat.CPU <= 0 || !strings.Contains(line, "µs CPU each")):
 				t.Errorf("CPU per sync %s, report line %q: want it measured and given", lat.CPU, line)
 			}
+			switch st := lat.Stalls; {
+			case !tc.busy && (st != nil || strings.Contains(line, "stood still")):
+				t.Errorf("stalls %+v reported by the idle probe (%q): only the busy one measures them", st, line)
+			case tc.busy && st == nil:
+				t.Errorf("the busy probe reports no stalls (%q)", line)
+			case tc.busy && (st.Share < 0 || st.Share > 1 || st.Count < 0 || st.Longest < 0 || !strings.Contains(line, "every CPU stood still")):
+				t.Errorf("stalls %+v, line %q: want a share within [0, 1] and the line to give it", st, line)
+			}
 			if after := runtime.NumGoroutine(); after > goroutines {
 				t.Errorf("%d goroutines before the probe, %d after it", goroutines, after)
 			}
@@ -46,5 +55,37 @@ func TestProbeDisk(t *testing.T) {
 				t.Error("probing a missing directory succeeded")
 			}
 		})
+	}
+}
+
+// TestStallsOf: a stall is where every spinning goroutine's pauses overlap, for at least
+// minStall; its share is of the whole probe, and its period the median interval between starts.
+func TestStallsOf(t *testing.T) {
+	m := func(a, b float64) span {
+		return span{time.Duration(a * float64(time.Millisecond)), time.Duration(b * float64(time.Millisecond))}
+	}
+	gaps := [][]span{
+		{m(0, 3), m(10, 12), m(50, 52), m(100, 112), m(200, 210), m(300, 305)},
+		{m(1, 4), m(11, 11.5), m(101, 113), m(199, 209), m(300, 306)},
+	}
+	// Overlaps: 1-3 (2 ms), 11-11.5 (too short), 101-112 (11), 200-209 (9), 300-305 (5); the
+	// pause at 50 ms is the first goroutine's alone.
+	got := stallsOf(gaps, time.Second)
+	want := Stalls{Share: 0.027, Count: 4, Longest: 11 * time.Millisecond, Every: 100 * time.Millisecond}
+	if got.Count != want.Count || got.Longest != want.Longest || got.Every != want.Every || math.Abs(got.Share-want.Share) > 1e-9 {
+		t.Errorf("stallsOf = %+v, want %+v", got, want)
+	}
+	// A third goroutine that never paused at 200 ms removes that stall.
+	gaps = append(gaps, []span{m(0, 5), m(100, 120), m(290, 310)})
+	if got := stallsOf(gaps, time.Second); got.Count != 3 || got.Every != 199*time.Millisecond || math.Abs(got.Share-0.018) > 1e-9 {
+		t.Errorf("with a third goroutine: %+v, want 3 stalls (2 + 11 + 5 ms, 1.8%%), the median of 100 and 199 ms between them", got)
+	}
+	// And a fourth that ran at 1-3 ms leaves two stalls: too few for a period.
+	gaps = append(gaps, []span{m(90, 130), m(250, 320)})
+	if got := stallsOf(gaps, time.Second); got.Count != 2 || got.Every != 0 {
+		t.Errorf("with a fourth goroutine: %+v, want 2 stalls and no period", got)
+	}
+	if got := stallsOf(nil, time.Second); got != (Stalls{}) {
+		t.Errorf("no goroutines: %+v", got)
 	}
 }
