@@ -417,6 +417,16 @@ func TestMutualTLSWithTokens(t *testing.T) {
 	}
 }
 
+// errorReason is the reason of err's ErrorInfo in the server's domain ("" without one).
+func errorReason(err error) string {
+	for _, d := range status.Convert(err).Details() {
+		if ei, ok := d.(*errdetails.ErrorInfo); ok && ei.GetDomain() == server.ErrorDomain {
+			return ei.GetReason()
+		}
+	}
+	return ""
+}
+
 func retryDelay(err error) time.Duration {
 	for _, d := range status.Convert(err).Details() {
 		if ri, ok := d.(*errdetails.RetryInfo); ok {
@@ -439,6 +449,9 @@ func TestRateLimitPerCluster(t *testing.T) {
 	wantCode(t, "over the burst", err, codes.ResourceExhausted)
 	if d := retryDelay(err); d <= 0 || d > 2*time.Second {
 		t.Errorf("RetryInfo delay %v, want in (0, 2s] (one token at 0.5/s)", d)
+	}
+	if r := errorReason(err); r != server.ReasonRateLimited {
+		t.Errorf("ErrorInfo reason %q, want %q", r, server.ReasonRateLimited)
 	}
 	// Another cluster has its own bucket; other RPCs are not limited.
 	if _, err := c.Recommend(ctx, request(t, "c2", "shop", "web")); err != nil {

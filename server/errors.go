@@ -68,11 +68,7 @@ func (s *Server) toStatus(ctx context.Context, method string, err error) error {
 	case errors.As(err, &denied):
 		return status.Error(codes.PermissionDenied, denied.msg)
 	case errors.As(err, &limited):
-		st := status.New(codes.ResourceExhausted, limited.Error())
-		if withDetails, derr := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(limited.retryAfter)}); derr == nil {
-			st = withDetails
-		}
-		return st.Err()
+		return exhausted(limited.Error(), ReasonRateLimited, limited.retryAfter)
 	case errors.Is(err, store.ErrNotFound):
 		return status.Error(codes.NotFound, "target not found")
 	case errors.Is(err, store.ErrInvalidArgument):
@@ -92,4 +88,25 @@ func (s *Server) toStatus(ctx context.Context, method string, err error) error {
 	}
 	s.log.ErrorContext(ctx, "internal error", "method", method, "error", err)
 	return status.Error(codes.Internal, "internal error")
+}
+
+// The reasons (google.rpc.ErrorInfo, domain ErrorDomain) of the two ResourceExhausted answers,
+// so that a caller tells them apart without reading the message: a cluster over its
+// --rate-limit, and a replica at its --max-inflight.
+const (
+	ErrorDomain        = "hpa-recommender"
+	ReasonRateLimited  = "RATE_LIMITED"
+	ReasonMaxInflight  = "MAX_INFLIGHT"
+	maxInflightBackoff = time.Second // the refusal's RetryInfo
+)
+
+// exhausted is a ResourceExhausted status with msg, an ErrorInfo of reason and a RetryInfo of
+// retryAfter.
+func exhausted(msg, reason string, retryAfter time.Duration) error {
+	st := status.New(codes.ResourceExhausted, msg)
+	if withDetails, err := st.WithDetails(&errdetails.ErrorInfo{Reason: reason, Domain: ErrorDomain},
+		&errdetails.RetryInfo{RetryDelay: durationpb.New(retryAfter)}); err == nil {
+		st = withDetails
+	}
+	return st.Err()
 }

@@ -6,9 +6,6 @@ import (
 	"log/slog"
 	"sync/atomic"
 	"time"
-
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
 // inflightBound is Config.MaxInflight: it counts the Recommend calls being handled and refuses
@@ -26,8 +23,9 @@ type inflightBound struct {
 }
 
 func newInflightBound(limit int) *inflightBound {
-	return &inflightBound{max: int64(limit), err: status.Error(codes.ResourceExhausted,
-		fmt.Sprintf("the server is handling its limit of %d Recommend calls at once (--max-inflight); retry later", limit))}
+	return &inflightBound{max: int64(limit), err: exhausted(
+		fmt.Sprintf("the server is handling its limit of %d Recommend calls at once (--max-inflight); retry later", limit),
+		ReasonMaxInflight, maxInflightBackoff)}
 }
 
 // admit counts a call in; when it returns false the call is refused with b.err. Either way the

@@ -89,6 +89,9 @@ func TestMaxInflightRefusesAtOnce(t *testing.T) {
 	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(status.Convert(err).Message(), "--max-inflight") {
 		t.Fatalf("a third call with two in flight: %v; want ResourceExhausted naming --max-inflight", err)
 	}
+	if reason, delay := errorReason(err), retryDelay(err); reason != server.ReasonMaxInflight || delay != time.Second {
+		t.Errorf("the refusal's details: reason %q, retry delay %v; want %q (not the rate limit's) and 1s", reason, delay, server.ReasonMaxInflight)
+	}
 	select {
 	case name := <-hs.entered:
 		t.Fatalf("the refused call reached the store (%s)", name)
