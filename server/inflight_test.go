@@ -8,13 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/hpa-recommender/hpa-recommender/internal/servertest"
-	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/server"
 	"github.com/hpa-recommender/hpa-recommender/store"
 	"github.com/hpa-recommender/hpa-recommender/store/boltstore"
@@ -57,12 +54,7 @@ func TestMaxInflightRefusesAtOnce(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	addr, stop := servertest.Start(t, cfg, server.Deps{Store: hs, Logger: log})
 	t.Cleanup(stop)
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	c := pb.NewRecommenderServiceClient(conn)
+	c := plaintext(t, addr)
 	ctx := t.Context()
 	call := func(name string) error {
 		req := externalRequest(t, 2, "20")

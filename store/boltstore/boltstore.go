@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"strings"
@@ -309,6 +310,7 @@ func applyEntries(tx *bolt.Tx, es []entry, seg uint64) error {
 // rate, commits without waking another goroutine and being woken by it, and under load the
 // writes that arrive during one sync share the next.
 func (s *Store) batch(fn func(*batchTx) error) error {
+	defer trace.StartRegion(context.Background(), CommitRegion).End()
 	w := &write{fn: fn, done: make(chan error, 1)}
 	s.mu.RLock()
 	if s.closed {
@@ -330,6 +332,10 @@ func (s *Store) batch(fn func(*batchTx) error) error {
 	s.lead()
 	return <-w.done
 }
+
+// CommitRegion names the runtime/trace region of a write's group commit, from joining it to
+// its answer (waiting for the commit in flight, leading its own, the log's sync).
+const CommitRegion = "boltstore: group commit"
 
 // errLead, sent on a pending write's done, hands its writer the lead.
 var errLead = errors.New("boltstore: lead the next commit")
