@@ -44,7 +44,7 @@ type rateLimited struct {
 }
 
 func (e *rateLimited) Error() string {
-	return fmt.Sprintf("cluster %q is over its rate limit; retry in %s", e.cluster, e.retryAfter)
+	return fmt.Sprintf("cluster %q is over its rate limit; retry in %s", e.cluster, e.retryAfter.Round(time.Millisecond))
 }
 
 // toStatus maps an error to its canonical gRPC status. It is the one place that does so:

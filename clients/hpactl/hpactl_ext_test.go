@@ -365,6 +365,24 @@ func TestGetListDelete(t *testing.T) {
 	})
 }
 
+// TestRateLimitedDetails: a refusal over the cluster's rate prints its reason and when to try
+// again, as the server's ErrorInfo and RetryInfo give them.
+func TestRateLimitedDetails(t *testing.T) {
+	cfg := server.DefaultConfig()
+	cfg.RateLimit, cfg.RateBurst = 0.5, 1
+	addr, _ := servertest.Start(t, cfg, server.Deps{Now: func() time.Time { return fixedNow }})
+	mustOK(t, run(t, addr, "recommend", "-f", hpaYAML, "--observations", obsJSON))
+	r := run(t, addr, "recommend", "-f", hpaYAML, "--observations", obsJSON)
+	if r.code != 1 {
+		t.Fatalf("exit %d over the rate, want 1\n%s", r.code, r.stderr)
+	}
+	for _, want := range []string{"ResourceExhausted", "  reason: RATE_LIMITED (hpa-recommender)", "  retry after: "} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+}
+
 func TestServerDown(t *testing.T) {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -18,7 +18,8 @@ import (
 )
 
 // printError writes err for a person: a gRPC error as its code and message, then each
-// google.rpc.BadRequest field violation on its own line.
+// google.rpc.BadRequest field violation on its own line, and an ErrorInfo's reason and a
+// RetryInfo's delay (a ResourceExhausted says which limit, and when to try again).
 func printError(w io.Writer, err error) {
 	st, ok := status.FromError(err)
 	if !ok {
@@ -27,10 +28,15 @@ func printError(w io.Writer, err error) {
 	}
 	fmt.Fprintf(w, "hpactl: %s: %s\n", st.Code(), st.Message())
 	for _, d := range st.Details() {
-		if br, ok := d.(*errdetails.BadRequest); ok {
-			for _, v := range br.GetFieldViolations() {
+		switch d := d.(type) {
+		case *errdetails.BadRequest:
+			for _, v := range d.GetFieldViolations() {
 				fmt.Fprintf(w, "  %s: %s\n", v.GetField(), v.GetDescription())
 			}
+		case *errdetails.ErrorInfo:
+			fmt.Fprintf(w, "  reason: %s (%s)\n", d.GetReason(), d.GetDomain())
+		case *errdetails.RetryInfo:
+			fmt.Fprintf(w, "  retry after: %s\n", d.GetRetryDelay().AsDuration().Round(time.Millisecond))
 		}
 	}
 }
