@@ -78,11 +78,7 @@ func probeDisk(dir string, d time.Duration, busy bool) (DiskSync, error) {
 		n := runtime.NumCPU()
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(n + 1))
 		stop = spin(n)
-		defer func() {
-			if stop != nil {
-				stop()
-			}
-		}()
+		defer stop() // on an error return; stopping twice is harmless
 	}
 	block := make([]byte, 4096)
 	var rec Recorder
@@ -102,9 +98,7 @@ func probeDisk(dir string, d time.Duration, busy bool) (DiskSync, error) {
 		out.CPU = cpu / time.Duration(out.Count)
 	}
 	if busy {
-		gaps := stop()
-		stop = nil
-		st := stallsOf(gaps, time.Since(began))
+		st := stallsOf(stop(), time.Since(began))
 		out.Stalls = &st
 	}
 	return out, nil
@@ -163,8 +157,8 @@ func intersect(a, b []span) []span {
 	return out
 }
 
-// spin starts n goroutines that keep a CPU each busy until the returned function is called,
-// which waits for them to stop and returns each one's pauses: the intervals (from spin's
+// spin starts n goroutines that keep a CPU each busy until the returned function is called
+// (once or more), which waits for them to stop and returns each one's pauses: the intervals (from spin's
 // call) of gapMin or more between two of its reads of the clock, every microsecond or so.
 // Each runs on a thread of its own (locked), so that a pause is the kernel's, or the
 // machine's, never the Go scheduler's; give the process a P more than n, so that the
