@@ -187,6 +187,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 		if p.FileBytes > 0 {
 			fmt.Fprintf(w, "; store file %.1f MiB (%.0f B/target)", mib(p.FileBytes), p.FilePerTgt)
+			if p.LogBytes > 0 {
+				fmt.Fprintf(w, ", its log %.1f MiB (what waits to be checkpointed, and segments written ahead)", mib(p.LogBytes))
+			}
 		}
 		fmt.Fprintln(w)
 	}

@@ -192,7 +192,8 @@ func TestSteadyWorkloadNeverScales(t *testing.T) {
 // store figures but the handling time, and a page that does not answer is an error naming the
 // flag.
 func TestStoreMetricsRead(t *testing.T) {
-	st, err := boltstore.Open(filepath.Join(t.TempDir(), "db"), boltstore.Options{})
+	db := filepath.Join(t.TempDir(), "db")
+	st, err := boltstore.Open(db, boltstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,9 +212,14 @@ func TestStoreMetricsRead(t *testing.T) {
 	bc.Repeat = 1
 	bc.LoopbackProbe = 0
 	bc.ServerMetrics = page.URL + "/metrics"
+	bc.StoreFile, bc.DiskProbe = db, 0
 	rep, err := bench.Run(t.Context(), bc)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The 20 targets wait in the log (a fleet that fits): its size is given beside the file's.
+	if p := rep.Populated; p == nil || p.FileBytes <= 0 || p.LogBytes <= 0 {
+		t.Errorf("populated %+v: want the store file's size and its log's", p)
 	}
 	run := rep.Runs[0]
 	s := run.Store
@@ -239,6 +245,9 @@ func TestStoreMetricsRead(t *testing.T) {
 	var table strings.Builder
 	if err := rep.WriteTable(&table); err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(table.String(), ", its log ") {
+		t.Errorf("the table's populate line lacks the log's size:\n%s", table.String())
 	}
 	if !strings.Contains(table.String(), "server during service c=4: Recommend handled in p50 ") {
 		t.Errorf("the table lacks the server's handling time:\n%s", table.String())
