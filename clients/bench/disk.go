@@ -24,10 +24,11 @@ type DiskSync struct {
 }
 
 // Stalls are the intervals, of at least minStall each, during which every CPU stood still
-// for this process: no spinning goroutine advanced. On a quiet machine there are none; a
-// virtual machine whose host caps its CPU time (its vCPUs and its disk emulation together, by
-// period) stops whole, as one, once per period when the guest keeps every vCPU busy and does
-// I/O, and everything in flight then waits for the period's end.
+// for this process: no spinning goroutine advanced. On a quiet machine there are none. The
+// VM these figures were measured on stops whole once every 100 ms while every vCPU is busy
+// and the guest writes to its disk (most likely its host capping the VM's CPU time, disk
+// emulation included, by period; docs/PERFORMANCE.md, "fourteenth pass"), and everything in
+// flight waits for the stop's end.
 type Stalls struct {
 	// Share is the stalls' total over the probe's duration.
 	Share   float64       `json:"share"`
