@@ -36,6 +36,13 @@ type Stalls struct {
 	Longest time.Duration `json:"longest_ns"`
 	// Every is the median interval between two stalls' starts (0: fewer than three stalls).
 	Every time.Duration `json:"every_ns"`
+	// Total is the stalls' summed length; PerSync is Total over the probe's syncs: what each
+	// sync cost in time the whole machine stood still. On the VM of docs/PERFORMANCE.md this
+	// is about constant (30-46 µs for 4 KiB, more for larger writes) from 100 to 2,000 syncs
+	// a second while every vCPU is busy, so a service's syncs a second times PerSync is the
+	// share of that machine it loses when it is saturated ("fifteenth pass").
+	Total   time.Duration `json:"total_ns"`
+	PerSync time.Duration `json:"per_sync_ns"`
 }
 
 // minStall is the shortest interval counted as a stall; gapMin the shortest pause of one
@@ -99,7 +106,7 @@ func probeDisk(dir string, d time.Duration, busy bool) (DiskSync, error) {
 		out.CPU = cpu / time.Duration(out.Count)
 	}
 	if busy {
-		st := stallsOf(stop(), time.Since(began))
+		st := stallsOf(stop(), time.Since(began), out.Count)
 		out.Stalls = &st
 	}
 	return out, nil
@@ -109,8 +116,9 @@ func probeDisk(dir string, d time.Duration, busy bool) (DiskSync, error) {
 type span struct{ from, to time.Duration }
 
 // stallsOf summarizes the intervals, of at least minStall, that every list of pauses covers
-// (each list sorted, one per spinning goroutine), over a probe of length total.
-func stallsOf(gaps [][]span, total time.Duration) Stalls {
+// (each list sorted, one per spinning goroutine), over a probe of length total that synced
+// syncs times.
+func stallsOf(gaps [][]span, total time.Duration, syncs int) Stalls {
 	if len(gaps) == 0 || total <= 0 {
 		return Stalls{}
 	}
@@ -120,16 +128,18 @@ func stallsOf(gaps [][]span, total time.Duration) Stalls {
 	}
 	var st Stalls
 	var starts []time.Duration
-	var sum time.Duration
 	for _, c := range common {
 		if d := c.to - c.from; d >= minStall {
 			st.Count++
-			sum += d
+			st.Total += d
 			st.Longest = max(st.Longest, d)
 			starts = append(starts, c.from)
 		}
 	}
-	st.Share = float64(sum) / float64(total)
+	st.Share = float64(st.Total) / float64(total)
+	if syncs > 0 {
+		st.PerSync = st.Total / time.Duration(syncs)
+	}
 	if len(starts) >= 3 {
 		iv := make([]time.Duration, len(starts)-1)
 		for i := range iv {
@@ -209,6 +219,9 @@ func (d DiskSync) String() string {
 		}
 		if st.Every > 0 {
 			s += ", one every " + ms(st.Every) + " (median)"
+		}
+		if st.Count > 0 {
+			s += fmt.Sprintf(", %.0fµs per sync", float64(st.PerSync)/1e3)
 		}
 	}
 	return s

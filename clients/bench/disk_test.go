@@ -44,6 +44,8 @@ func TestProbeDisk(t *testing.T) {
 				t.Errorf("the busy probe reports no stalls (%q)", line)
 			case tc.busy && (st.Share < 0 || st.Share > 1 || st.Count < 0 || st.Longest < 0 || !strings.Contains(line, "every CPU stood still")):
 				t.Errorf("stalls %+v, line %q: want a share within [0, 1] and the line to give it", st, line)
+			case tc.busy && st.Count > 0 && !strings.Contains(line, "µs per sync"):
+				t.Errorf("line %q: %d stalls, but no time per sync", line, st.Count)
 			}
 			if after := runtime.NumGoroutine(); after > goroutines {
 				t.Errorf("%d goroutines before the probe, %d after it", goroutines, after)
@@ -70,22 +72,28 @@ func TestStallsOf(t *testing.T) {
 	}
 	// Overlaps: 1-3 (2 ms), 11-11.5 (too short), 101-112 (11), 200-209 (9), 300-305 (5); the
 	// pause at 50 ms is the first goroutine's alone.
-	got := stallsOf(gaps, time.Second)
-	want := Stalls{Share: 0.027, Count: 4, Longest: 11 * time.Millisecond, Every: 100 * time.Millisecond}
-	if got.Count != want.Count || got.Longest != want.Longest || got.Every != want.Every || math.Abs(got.Share-want.Share) > 1e-9 {
+	got := stallsOf(gaps, time.Second, 600)
+	want := Stalls{Share: 0.027, Count: 4, Longest: 11 * time.Millisecond, Every: 100 * time.Millisecond, Total: 27 * time.Millisecond, PerSync: 45 * time.Microsecond}
+	share := got.Share
+	got.Share = want.Share
+	if got != want || math.Abs(share-want.Share) > 1e-9 {
 		t.Errorf("stallsOf = %+v, want %+v", got, want)
+	}
+	// No syncs: no time per sync.
+	if got := stallsOf(gaps, time.Second, 0); got.PerSync != 0 || got.Total != want.Total {
+		t.Errorf("without syncs: %+v, want the total and no time per sync", got)
 	}
 	// A third goroutine that never paused at 200 ms removes that stall.
 	gaps = append(gaps, []span{m(0, 5), m(100, 120), m(290, 310)})
-	if got := stallsOf(gaps, time.Second); got.Count != 3 || got.Every != 199*time.Millisecond || math.Abs(got.Share-0.018) > 1e-9 {
+	if got := stallsOf(gaps, time.Second, 0); got.Count != 3 || got.Every != 199*time.Millisecond || math.Abs(got.Share-0.018) > 1e-9 {
 		t.Errorf("with a third goroutine: %+v, want 3 stalls (2 + 11 + 5 ms, 1.8%%), the median of 100 and 199 ms between them", got)
 	}
 	// And a fourth that ran at 1-3 ms leaves two stalls: too few for a period.
 	gaps = append(gaps, []span{m(90, 130), m(250, 320)})
-	if got := stallsOf(gaps, time.Second); got.Count != 2 || got.Every != 0 {
+	if got := stallsOf(gaps, time.Second, 0); got.Count != 2 || got.Every != 0 {
 		t.Errorf("with a fourth goroutine: %+v, want 2 stalls and no period", got)
 	}
-	if got := stallsOf(nil, time.Second); got != (Stalls{}) {
+	if got := stallsOf(nil, time.Second, 10); got != (Stalls{}) {
 		t.Errorf("no goroutines: %+v", got)
 	}
 }
