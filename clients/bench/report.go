@@ -180,6 +180,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "targets %d (%s), %d conn(s), warm-up %s, %s per run, %d repeat(s) (medians); load average %s -> %s\n",
 		r.Config.Targets, specs, r.Config.Conns, r.Config.Warmup, r.Config.Duration, r.Config.Repeat, r.LoadAvg, r.LoadAvgAt)
+	switch {
+	case r.Config.Baseline && len(r.Config.NoopCommand) > 0:
+		fmt.Fprintln(w, "baseline: a no-op server in a process of its own (its srv columns are that process's)")
+	case r.Config.Baseline:
+		fmt.Fprintln(w, "baseline: a no-op server in the generator's own process")
+	}
 	if p := r.Populated; p != nil {
 		fmt.Fprintf(w, "populate: %d targets in %s (%d errors)", p.Targets, p.Elapsed.Round(time.Millisecond), p.Errors)
 		if p.RSSEnd > 0 {

@@ -47,8 +47,16 @@ type Config struct {
 	// Repeat runs each configuration that many times, alternating baseline and service
 	// (default 3); the summary gives medians.
 	Repeat int
-	// Baseline also drives an in-process no-op server (default false).
+	// Baseline also drives a no-op server (default false): in this process, or, with
+	// NoopCommand, in a process of its own.
 	Baseline bool
+	// NoopCommand, when set, runs the baseline's no-op server as a process of its own: the
+	// command must serve it and first write NoopServingPrefix and its address on a line of
+	// its standard output (hpa-bench --serve-noop 127.0.0.1:0 does). Its CPU and RSS are then
+	// reported as the service's are, and the baseline crosses a process boundary as the
+	// service does, so that the ratios compare the two servers' handlers and nothing else.
+	// Nil: the no-op server runs in this process, sharing the generator's runtime.
+	NoopCommand []string `json:",omitempty"`
 	// ServerPID is the service's process, for its CPU time and RSS (0: not reported).
 	ServerPID int
 	// StoreFile is the service's bbolt file, for its size per target ("": not reported).
@@ -145,8 +153,9 @@ type Result struct {
 	// of Recommend's latency); empty in closed loop.
 	Lag    Latency `json:"lag,omitempty"`
 	Scaled int     `json:"scaled"`
-	// ServerUsage is the service process's (nil for the baseline or without a pid); Client
-	// is this process's (for the baseline it includes the in-process server).
+	// ServerUsage is the server process's (nil without a pid, and for a baseline in this
+	// process); Client is this process's (for a baseline in this process it includes the
+	// no-op server).
 	ServerUsage *Usage `json:"server_usage,omitempty"`
 	Client      Usage  `json:"client_usage"`
 	// Hostile counts the hostile calls made alongside (service runs with Config.Hostile).
@@ -190,6 +199,9 @@ type Report struct {
 	Loopback *RoundTrip `json:"loopback,omitempty"`
 	Runs     []Result   `json:"runs"`
 	Summary  []Row      `json:"summary"`
+	// BaselinePID is the no-op server process's id, when the baseline ran as one
+	// (Config.NoopCommand).
+	BaselinePID int `json:"baseline_pid,omitempty"`
 }
 
 // Run measures per cfg and returns the report.
@@ -234,17 +246,31 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	var targets []target
 	if cfg.Baseline {
-		noop, err := StartNoop()
-		if err != nil {
-			return nil, fmt.Errorf("start baseline: %w", err)
+		var addr string
+		var pid int
+		if len(cfg.NoopCommand) > 0 {
+			p, err := startNoopProcess(ctx, cfg.NoopCommand)
+			if err != nil {
+				return nil, fmt.Errorf("start baseline: %w", err)
+			}
+			defer p.stop()
+			addr, pid = p.addr, p.pid()
+			rep.BaselinePID = pid
+			cfg.progress("baseline: a no-op server process, pid %d, on %s", pid, addr)
+		} else {
+			noop, err := StartNoop()
+			if err != nil {
+				return nil, fmt.Errorf("start baseline: %w", err)
+			}
+			defer noop.Stop()
+			addr = noop.Addr()
 		}
-		defer noop.Stop()
-		cl, closeAll, err := dial(noop.Addr(), cfg.Conns)
+		cl, closeAll, err := dial(addr, cfg.Conns)
 		if err != nil {
 			return nil, err
 		}
 		defer closeAll()
-		targets = append(targets, target{name: "baseline", conns: cl})
+		targets = append(targets, target{name: "baseline", conns: cl, pid: pid})
 	}
 	if cfg.Addr != "" {
 		cl, closeAll, err := dial(cfg.Addr, cfg.Conns)

@@ -1,7 +1,8 @@
 // Command hpa-bench loads a running hpa-recommender with Recommend (and ReportScale for the
 // decisions that scale) and reports throughput, latency percentiles, errors, and the server's
-// CPU and RSS; with --baseline it drives an in-process no-op server the same way and reports
-// every figure as a ratio too. See clients/bench and docs/PERFORMANCE.md.
+// CPU and RSS; with --baseline it drives a no-op server the same way (by default a process of
+// its own, this binary with --serve-noop) and reports every figure as a ratio too. See
+// clients/bench and docs/PERFORMANCE.md.
 package main
 
 import (
@@ -40,6 +41,12 @@ func setGC(targets int) {
 	debug.SetMemoryLimit(gcHeadroom + 128*int64(targets))
 }
 
+// The places --baseline-in names.
+const (
+	baselineProcess   = "process"
+	baselineGenerator = "generator"
+)
+
 // serverGCPercent is hpa-recommender's collector setting (its defaultGCPercent), which a
 // --serve-noop server takes too, so that it differs from the service only in its handler.
 const serverGCPercent = 400
@@ -55,7 +62,7 @@ func serveNoop(ctx context.Context, addr string, stdout io.Writer) error {
 		return fmt.Errorf("--serve-noop: %w", err)
 	}
 	defer s.Stop()
-	if _, err := fmt.Fprintf(stdout, "serving the no-op baseline on %s\n", s.Addr()); err != nil {
+	if _, err := fmt.Fprintf(stdout, "%s%s\n", bench.NoopServingPrefix, s.Addr()); err != nil {
 		return err
 	}
 	<-ctx.Done()
@@ -71,6 +78,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
 	cpuProfile := fs.String("cpuprofile", "", "write the load generator's own CPU profile to this file")
 	noopAddr := fs.String("serve-noop", "", "instead of loading anything, serve the no-op baseline on this address (host:port) as a process of its own, at hpa-recommender's GOGC, until interrupted; load it with --addr and --server-pid")
+	baselineIn := fs.String("baseline-in", baselineProcess, "where --baseline's no-op server runs: "+baselineProcess+" (a process of its own, started from this binary with --serve-noop, as the service is one) or "+baselineGenerator+" (in this process, sharing the generator's runtime; the only baseline before 2026-11-27)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -79,6 +87,17 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 			return fmt.Errorf("unexpected arguments %q", fs.Args())
 		}
 		return serveNoop(ctx, *noopAddr, stdout)
+	}
+	switch *baselineIn {
+	case baselineProcess:
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("--baseline-in %s: find this binary to start the no-op server with: %w", baselineProcess, err)
+		}
+		cfg.NoopCommand = []string{exe, "--serve-noop", "127.0.0.1:0"}
+	case baselineGenerator:
+	default:
+		return fmt.Errorf("--baseline-in %q: want %s or %s", *baselineIn, baselineProcess, baselineGenerator)
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)

@@ -9,11 +9,69 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/hpa-recommender/hpa-recommender/clients/bench"
 )
+
+// TestMain lets this test binary stand in for hpa-bench when --baseline-in process starts
+// it (os.Executable) with --serve-noop: it then serves the no-op baseline as the real binary
+// would, until SIGTERM.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "--serve-noop" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestBaselineIn: by default --baseline's no-op server is a process of its own, whose CPU is
+// reported like the service's and which is gone when the tool returns; --baseline-in generator
+// runs it in the tool's process (no pid, no server CPU); anything else is refused, naming the
+// flag.
+func TestBaselineIn(t *testing.T) {
+	args := []string{"--addr", "", "--baseline", "--targets", "10", "--concurrency", "2", "--duration", "200ms",
+		"--warmup", "0s", "--repeat", "1", "--quiet"}
+	for _, tc := range []struct {
+		in          []string
+		wantProcess bool
+	}{{nil, true}, {[]string{"--baseline-in", "process"}, true}, {[]string{"--baseline-in", "generator"}, false}} {
+		t.Run(strings.Join(tc.in, "="), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "r.json")
+			var table strings.Builder
+			if err := run(t.Context(), append(append(slices.Clone(args), tc.in...), "--json-out", out), &table); err != nil {
+				t.Fatal(err)
+			}
+			rep := readReport(t, out)
+			if len(rep.Runs) != 1 || rep.Runs[0].Server != "baseline" || rep.Runs[0].Throughput <= 0 || rep.Runs[0].Recommend.Errors != 0 {
+				t.Fatalf("runs %+v: want one baseline run with throughput and no errors", rep.Runs)
+			}
+			usage := rep.Runs[0].ServerUsage
+			if !tc.wantProcess {
+				if rep.BaselinePID != 0 || usage != nil || len(rep.Config.NoopCommand) != 0 || !strings.Contains(table.String(), "generator's own process") {
+					t.Errorf("pid %d, server usage %+v, command %q, table %q: want the baseline in the generator's process", rep.BaselinePID, usage, rep.Config.NoopCommand, table.String())
+				}
+				return
+			}
+			if rep.BaselinePID <= 0 || rep.BaselinePID == os.Getpid() || usage == nil || usage.CPUPerCall <= 0 || usage.RSS <= 0 {
+				t.Fatalf("baseline pid %d (ours %d), its usage %+v: want a process of its own, with its CPU and RSS", rep.BaselinePID, os.Getpid(), usage)
+			}
+			if !strings.Contains(table.String(), "a process of its own") {
+				t.Errorf("table %q does not say where the baseline ran", table.String())
+			}
+			if err := syscall.Kill(rep.BaselinePID, 0); err == nil {
+				t.Errorf("the no-op server process %d still runs after the tool returned", rep.BaselinePID)
+			}
+		})
+	}
+	err := run(t.Context(), append(slices.Clone(args), "--baseline-in", "elsewhere"), io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--baseline-in") || !strings.Contains(err.Error(), "elsewhere") {
+		t.Errorf("--baseline-in elsewhere: error %v, want one naming the flag and the value", err)
+	}
+}
 
 // TestRunWritesJSONAndProfile runs the tool against its own no-op baseline only: --json-out
 // gets the full report and --cpuprofile a profile, next to the table on stdout.

@@ -2,7 +2,8 @@
 # Reproduces every row of docs/PERFORMANCE.md. Run from the repository root:
 #   docs/perf/run.sh [out-dir]        (default: docs/perf)
 # For each configuration it starts a fresh hpa-recommender on 127.0.0.1:50091, drives it with
-# hpa-bench (with the in-process no-op baseline), and writes <name>.txt (the table) and
+# hpa-bench (with the no-op baseline: a process of its own since 2026-11-27, in hpa-bench's own
+# process before; --baseline-in generator gives that one), and writes <name>.txt (the table) and
 # <name>.json (every repeat). ETCD (default: etcd on PATH) serves the etcd rows; unset it to
 # skip them. ONLY="name ..." runs just those configurations. Takes about 40 minutes on a 2-core
 # machine.
@@ -48,12 +49,14 @@ run mem-1k memory 1000 --concurrency 64 --rate 2000 --duration 5s --warmup 1s --
 run mem-10k memory 10000 --concurrency 64 --duration 5s --warmup 1s --repeat 3
 run mem-100k memory 100000 --concurrency 64 --duration 5s --warmup 1s --repeat 1
 # The no-op baseline as a process of its own (the service's GOGC, its own CPU), loaded like the
-# service: how much of the in-process baseline's lead is the transport and how much the process.
+# service against the baseline in the generator's process: how much of that baseline's lead is
+# the transport and how much the process. (Every other row's baseline is such a process, which
+# hpa-bench starts itself since 2026-11-27.)
 if [[ -z ${ONLY-} || " $ONLY " == *" noop-process "* ]]; then
 	bin/hpa-bench --serve-noop 127.0.0.1:50092 >"$DATA/noop.log" &
 	noop_pid=$!
 	until (echo >/dev/tcp/127.0.0.1/50092) 2>/dev/null; do sleep 0.1; done
-	bin/hpa-bench --addr 127.0.0.1:50092 --baseline --server-pid "$noop_pid" --targets 1000 --concurrency 64 \
+	bin/hpa-bench --addr 127.0.0.1:50092 --baseline --baseline-in generator --server-pid "$noop_pid" --targets 1000 --concurrency 64 \
 		--rate 2000 --duration 5s --warmup 1s --repeat 3 --quiet --json-out "$OUT/noop-process.json" | tee "$OUT/noop-process.txt"
 	kill "$noop_pid"
 	wait "$noop_pid" || true

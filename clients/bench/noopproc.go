@@ -1,0 +1,132 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// NoopServingPrefix starts the line a no-op server process writes to its standard output
+// first, followed by the address it listens on (hpa-bench --serve-noop writes it).
+const NoopServingPrefix = "serving the no-op baseline on "
+
+// noopStartTimeout bounds how long a no-op server process may take to say where it listens.
+const noopStartTimeout = 30 * time.Second
+
+// noopProcess is a no-op server running as a process of its own.
+type noopProcess struct {
+	cmd    *exec.Cmd
+	addr   string
+	stderr *lockedBuffer
+	exited chan struct{} // closed when the process has exited and been waited for
+	err    error         // its exit status, once exited is closed
+}
+
+// startNoopProcess runs argv, which must serve the no-op baseline and first write
+// NoopServingPrefix and its address on a line of its standard output, and returns once it
+// has. The process is stopped by stop, and killed if ctx ends first.
+func startNoopProcess(ctx context.Context, argv []string) (*noopProcess, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("no command for the no-op server process")
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	p := &noopProcess{cmd: cmd, stderr: &lockedBuffer{}, exited: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start the no-op server process %q: %w", argv[0], err)
+	}
+	line := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		first := ""
+		if sc.Scan() {
+			first = sc.Text()
+		}
+		line <- first
+		for sc.Scan() { // keep draining, so that later writes never block the process
+		}
+	}()
+	go func() { p.err = cmd.Wait(); close(p.exited) }()
+	fail := func(format string, args ...any) (*noopProcess, error) {
+		p.kill()
+		msg := fmt.Sprintf(format, args...)
+		if s := strings.TrimSpace(p.stderr.String()); s != "" {
+			msg += ": " + s
+		}
+		return nil, errors.New(msg)
+	}
+	timer := time.NewTimer(noopStartTimeout)
+	defer timer.Stop()
+	select {
+	case l := <-line:
+		addr, ok := strings.CutPrefix(l, NoopServingPrefix)
+		if !ok || addr == "" {
+			// A process that said something else: give it a moment to finish its error
+			// message and exit, for the error to quote both.
+			status := "still running"
+			select {
+			case <-p.exited:
+				status = fmt.Sprint(p.err)
+			case <-time.After(time.Second):
+			}
+			return fail("the no-op server process %q wrote %q first, not %q and its address (%s)", argv[0], l, NoopServingPrefix, status)
+		}
+		p.addr = addr
+	case <-timer.C:
+		return fail("the no-op server process %q did not say where it listens within %s", argv[0], noopStartTimeout)
+	case <-ctx.Done():
+		return fail("start the no-op server process: %v", ctx.Err())
+	}
+	return p, nil
+}
+
+// pid is the process's id.
+func (p *noopProcess) pid() int { return p.cmd.Process.Pid }
+
+// stop asks the process to end (SIGTERM), and kills it if it has not within 10 s.
+func (p *noopProcess) stop() {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(10 * time.Second):
+		p.kill()
+	}
+}
+
+// kill kills the process and waits for it.
+func (p *noopProcess) kill() {
+	_ = p.cmd.Process.Kill()
+	<-p.exited
+}
+
+// lockedBuffer is a bytes.Buffer safe for the process's writes and a concurrent read.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.b.Len() > 64<<10 { // enough for an error message; the rest is dropped
+		return len(b), nil
+	}
+	return l.b.Write(b)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
