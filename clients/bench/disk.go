@@ -21,6 +21,8 @@ type DiskSync struct {
 	// Stalls, in the busy probe only, are the moments when none of the spinning goroutines ran:
 	// every CPU taken from this process at once (nil in the idle probe).
 	Stalls *Stalls `json:"machine_stalls,omitempty"`
+	// Size is the bytes written before each sync.
+	Size int `json:"write_bytes"`
 }
 
 // Stalls are the intervals, of at least minStall each, during which every CPU stood still
@@ -37,10 +39,10 @@ type Stalls struct {
 	// Every is the median interval between two stalls' starts (0: fewer than three stalls).
 	Every time.Duration `json:"every_ns"`
 	// Total is the stalls' summed length; PerSync is Total over the probe's syncs: what each
-	// sync cost in time the whole machine stood still. On the VM of docs/PERFORMANCE.md this
-	// is about constant (30-46 µs for 4 KiB, more for larger writes) from 100 to 2,000 syncs
-	// a second while every vCPU is busy, so a service's syncs a second times PerSync is the
-	// share of that machine it loses when it is saturated ("fifteenth pass").
+	// sync cost in time the whole machine stood still. On the VM of docs/PERFORMANCE.md it
+	// was 27-65 µs from 100 to 2,000 syncs of 4 to 256 KiB a second while every vCPU was
+	// busy, and the stops grew with the syncs a second, so a service's syncs a second times
+	// PerSync is about the share of that machine it loses when saturated ("fifteenth pass").
 	Total   time.Duration `json:"total_ns"`
 	PerSync time.Duration `json:"per_sync_ns"`
 }
@@ -71,7 +73,38 @@ func ProbeDiskBusy(dir string, d time.Duration) (DiskSync, error) {
 	return probeDisk(dir, d, true)
 }
 
+// ProbeStops is ProbeDiskBusy with the syncs paced: rate a second (0: none; negative: back to
+// back), each after a write of size bytes, while spinners goroutines spin (0: one per CPU).
+// Varying them says what the machine's stops depend on: on the VM of docs/PERFORMANCE.md the
+// time it stood still grew with the syncs a second, at 27-65 µs per sync ("fifteenth pass";
+// docs/perf/stopprobe runs it). With fewer spinners than CPUs a stall is only the spinners'
+// (the syncing thread may take their CPU), not the whole machine's.
+func ProbeStops(dir string, d time.Duration, rate, size, spinners int) (DiskSync, error) {
+	if spinners <= 0 {
+		spinners = runtime.NumCPU()
+	}
+	if size <= 0 {
+		return DiskSync{}, fmt.Errorf("disk probe: a write of %d bytes", size)
+	}
+	return probeDiskWith(dir, d, probe{busy: spinners, rate: rate, size: size})
+}
+
+// probe is how a disk probe writes and syncs: busy goroutines spinning (0: none), rate syncs
+// a second (negative: back to back), each after a write of size bytes.
+type probe struct{ busy, rate, size int }
+
 func probeDisk(dir string, d time.Duration, busy bool) (DiskSync, error) {
+	p := probe{rate: -1, size: probeBlock}
+	if busy {
+		p.busy = runtime.NumCPU()
+	}
+	return probeDiskWith(dir, d, p)
+}
+
+// probeBlock is the size of the disk probes' writes: a page, as a small commit writes.
+const probeBlock = 4096
+
+func probeDiskWith(dir string, d time.Duration, p probe) (DiskSync, error) {
 	f, err := os.CreateTemp(dir, ".hpa-bench-disk-probe-*")
 	if err != nil {
 		return DiskSync{}, fmt.Errorf("disk probe: %w", err)
@@ -80,18 +113,27 @@ func probeDisk(dir string, d time.Duration, busy bool) (DiskSync, error) {
 	defer f.Close()
 	var stop func() [][]span
 	began := time.Now()
-	if busy {
-		// One P more than CPUs, as the service's bbolt store runs: the spinning goroutines
-		// hold a P each, and the one whose sync returns finds its own at once.
-		n := runtime.NumCPU()
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(n + 1))
-		stop = spin(n)
+	if p.busy > 0 {
+		// One P more than the spinning goroutines, as the service's bbolt store runs with one
+		// more than CPUs: the spinning goroutines hold a P each, and the one whose sync
+		// returns finds its own at once.
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(p.busy + 1))
+		stop = spin(p.busy)
 		defer stop() // on an error return; stopping twice is harmless
 	}
-	block := make([]byte, 4096)
+	block := make([]byte, p.size)
+	var every time.Duration
+	if p.rate > 0 {
+		every = time.Second / time.Duration(p.rate)
+	}
 	var rec Recorder
 	cpu0 := ProcessCPU()
-	for end := time.Now().Add(d); time.Now().Before(end); {
+	next := time.Now()
+	for end := next.Add(d); time.Now().Before(end); {
+		if p.rate == 0 {
+			time.Sleep(time.Until(end))
+			break
+		}
 		start := time.Now()
 		if _, err := f.WriteAt(block, 0); err != nil {
 			return DiskSync{}, fmt.Errorf("disk probe: %w", err)
@@ -100,12 +142,16 @@ func probeDisk(dir string, d time.Duration, busy bool) (DiskSync, error) {
 			return DiskSync{}, fmt.Errorf("disk probe: %w", err)
 		}
 		rec.Record(time.Since(start))
+		if every > 0 {
+			next = next.Add(every)
+			time.Sleep(time.Until(next))
+		}
 	}
-	out := DiskSync{Latency: rec.Summary()}
-	if cpu := ProcessCPU() - cpu0; !busy && cpu0 > 0 && out.Count > 0 {
+	out := DiskSync{Latency: rec.Summary(), Size: p.size}
+	if cpu := ProcessCPU() - cpu0; p.busy == 0 && cpu0 > 0 && out.Count > 0 {
 		out.CPU = cpu / time.Duration(out.Count)
 	}
-	if busy {
+	if p.busy > 0 {
 		st := stallsOf(stop(), time.Since(began), out.Count)
 		out.Stalls = &st
 	}
@@ -208,7 +254,15 @@ var sink atomic.Uint64
 // String is the probe's line in the report: "N write+fdatasync of 4 KiB, p50 … p99 … max …",
 // then the CPU per sync when measured, and the busy probe's stalls.
 func (d DiskSync) String() string {
-	s := fmt.Sprintf("%d write+fdatasync of 4 KiB, p50 %s p99 %s max %s", d.Count, ms(d.P50), ms(d.P99), ms(d.Max))
+	n := d.Size
+	if n == 0 {
+		n = probeBlock // a report written before the size was
+	}
+	size := fmt.Sprintf("%d B", n)
+	if n%1024 == 0 {
+		size = fmt.Sprintf("%d KiB", n/1024)
+	}
+	s := fmt.Sprintf("%d write+fdatasync of %s, p50 %s p99 %s max %s", d.Count, size, ms(d.P50), ms(d.P99), ms(d.Max))
 	if d.CPU > 0 {
 		s += fmt.Sprintf(", %.0fµs CPU each", float64(d.CPU)/1e3)
 	}

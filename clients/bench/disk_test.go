@@ -97,3 +97,34 @@ func TestStallsOf(t *testing.T) {
 		t.Errorf("no goroutines: %+v", got)
 	}
 }
+
+// TestProbeStops: the paced probe writes blocks of the size asked at about the rate asked
+// (never more syncs than the rate allows), runs no syncs at rate 0, reports stalls in either
+// case, and refuses a size that is not positive.
+func TestProbeStops(t *testing.T) {
+	dir := t.TempDir()
+	st, err := ProbeStops(dir, 200*time.Millisecond, 50, 8192, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 50 a second for 0.2 s: the first at once, then one every 20 ms.
+	if st.Count < 2 || st.Count > 11 || st.Size != 8192 || st.Stalls == nil {
+		t.Errorf("%+v: want 2-11 syncs of 8192 B and the stalls", st)
+	}
+	if line := st.String(); !strings.Contains(line, "write+fdatasync of 8 KiB") || !strings.Contains(line, "stood still") {
+		t.Errorf("line %q: want the size and the stalls", line)
+	}
+	none, err := ProbeStops(dir, 50*time.Millisecond, 0, 4096, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if none.Count != 0 || none.Stalls == nil || none.Stalls.PerSync != 0 {
+		t.Errorf("rate 0: %+v, want no syncs, stalls measured, no time per sync", none)
+	}
+	if _, err := ProbeStops(dir, 10*time.Millisecond, 10, 0, 1); err == nil || !strings.Contains(err.Error(), "0 bytes") {
+		t.Errorf("size 0: error %v, want one naming the size", err)
+	}
+	if left, err := os.ReadDir(dir); err != nil || len(left) != 0 {
+		t.Errorf("the probe left %d file(s) behind (%v)", len(left), err)
+	}
+}
