@@ -73,28 +73,54 @@ func ProbeDiskBusy(dir string, d time.Duration) (DiskSync, error) {
 	return probeDisk(dir, d, true)
 }
 
-// ProbeStops is ProbeDiskBusy with the syncs paced: rate a second (0: none; negative: back to
-// back), each after a write of size bytes, while spinners goroutines spin (0: one per CPU).
-// Varying them says what the machine's stops depend on: on the VM of docs/PERFORMANCE.md the
-// time it stood still grew with the syncs a second, at 27-65 µs per sync ("fifteenth pass";
-// docs/perf/stopprobe runs it). With fewer spinners than CPUs a stall is only the spinners'
-// (the syncing thread may take their CPU), not the whole machine's.
-func ProbeStops(dir string, d time.Duration, rate, size, spinners int) (DiskSync, error) {
-	if spinners <= 0 {
-		spinners = runtime.NumCPU()
-	}
-	if size <= 0 {
-		return DiskSync{}, fmt.Errorf("disk probe: a write of %d bytes", size)
-	}
-	return probeDiskWith(dir, d, probe{busy: spinners, rate: rate, size: size})
+// StopProbe says how ProbeStops loads the machine.
+type StopProbe struct {
+	// Rate is the syncs a second (0: none; negative: back to back).
+	Rate int
+	// Size is the bytes written before each sync.
+	Size int
+	// Spinners is how many goroutines spin, a thread each (0: one per CPU). With fewer than
+	// CPUs a stall is only the spinners' (the syncing thread may take their CPU), not the
+	// whole machine's.
+	Spinners int
+	// Duty is the share of every Period each spinner is busy, its thread asleep for the rest
+	// (0 or 1: always busy).
+	Duty   float64
+	Period time.Duration
 }
 
-// probe is how a disk probe writes and syncs: busy goroutines spinning (0: none), rate syncs
-// a second (negative: back to back), each after a write of size bytes.
-type probe struct{ busy, rate, size int }
+// ProbeStops is ProbeDiskBusy with the syncs paced, their writes sized, and the spinners
+// counted and paced as sp says. Varying them says what the machine's stops depend on: on the
+// VM of docs/PERFORMANCE.md the time it stood still grew with the syncs a second, at 27-65 µs
+// per sync, and spinners busy 75 % of the time stopped it as often as always-busy ones when
+// they slept less than about 100 µs at a time, and not at all when they slept longer
+// ("fifteenth pass"; docs/perf/stopprobe runs it).
+func ProbeStops(dir string, d time.Duration, sp StopProbe) (DiskSync, error) {
+	if sp.Spinners <= 0 {
+		sp.Spinners = runtime.NumCPU()
+	}
+	if sp.Size <= 0 {
+		return DiskSync{}, fmt.Errorf("disk probe: a write of %d bytes", sp.Size)
+	}
+	if sp.Duty <= 0 || sp.Duty >= 1 {
+		sp.Duty = 1
+	} else if sp.Period <= 0 {
+		return DiskSync{}, fmt.Errorf("disk probe: a duty of %g needs a period, not %s", sp.Duty, sp.Period)
+	}
+	return probeDiskWith(dir, d, probe{busy: sp.Spinners, rate: sp.Rate, size: sp.Size, duty: sp.Duty, period: sp.Period})
+}
+
+// probe is how a disk probe writes and syncs: busy goroutines spinning (0: none), busy for
+// duty of every period, rate syncs a second (negative: back to back), each after a write of
+// size bytes.
+type probe struct {
+	busy, rate, size int
+	duty             float64
+	period           time.Duration
+}
 
 func probeDisk(dir string, d time.Duration, busy bool) (DiskSync, error) {
-	p := probe{rate: -1, size: probeBlock}
+	p := probe{rate: -1, size: probeBlock, duty: 1}
 	if busy {
 		p.busy = runtime.NumCPU()
 	}
@@ -118,7 +144,7 @@ func probeDiskWith(dir string, d time.Duration, p probe) (DiskSync, error) {
 		// more than CPUs: the spinning goroutines hold a P each, and the one whose sync
 		// returns finds its own at once.
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(p.busy + 1))
-		stop = spin(p.busy)
+		stop = spin(p.busy, p.duty, p.period)
 		defer stop() // on an error return; stopping twice is harmless
 	}
 	block := make([]byte, p.size)
@@ -220,18 +246,22 @@ func intersect(a, b []span) []span {
 // Each runs on a thread of its own (locked), so that a pause is the kernel's, or the
 // machine's, never the Go scheduler's; give the process a P more than n, so that the
 // goroutine whose sync returns waits only for the kernel to give its thread a CPU, as the
-// service's commit does.
-func spin(n int) (stop func() [][]span) {
+// service's commit does. A duty below 1 makes each goroutine busy for that share of every
+// period only, its thread asleep for the rest (a pause then counts from when it was due to
+// wake).
+func spin(n int, duty float64, period time.Duration) (stop func() [][]span) {
 	var done atomic.Bool
 	var wg sync.WaitGroup
 	start := time.Now()
 	gaps := make([][]span, n)
+	busy := time.Duration(duty * float64(period))
 	for i := range n {
 		wg.Go(func() {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			x := uint64(1)
 			last := time.Since(start)
+			from := last // the current period's start
 			for !done.Load() {
 				for range 1000 {
 					x = x*6364136223846793005 + 1442695040888963407
@@ -241,6 +271,14 @@ func spin(n int) (stop func() [][]span) {
 					gaps[i] = append(gaps[i], span{last, now})
 				}
 				last = now
+				if duty < 1 && now-from >= busy {
+					sleepThread(period - busy)
+					due := now + period - busy
+					if last = time.Since(start); last-due >= gapMin {
+						gaps[i] = append(gaps[i], span{due, last})
+					}
+					from = last
+				}
 			}
 			sink.Store(x)
 		})

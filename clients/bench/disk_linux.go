@@ -19,3 +19,10 @@ func ProcessCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// sleepThread blocks the calling thread for d (nanosleep: the Go runtime's timers round short
+// sleeps up, and the busy probe's spinners need the vCPU idle for d itself).
+func sleepThread(d time.Duration) {
+	ts := syscall.NsecToTimespec(int64(d))
+	_ = syscall.Nanosleep(&ts, nil)
+}

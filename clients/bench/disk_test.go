@@ -103,7 +103,7 @@ func TestStallsOf(t *testing.T) {
 // case, and refuses a size that is not positive.
 func TestProbeStops(t *testing.T) {
 	dir := t.TempDir()
-	st, err := ProbeStops(dir, 200*time.Millisecond, 50, 8192, 1)
+	st, err := ProbeStops(dir, 200*time.Millisecond, StopProbe{Rate: 50, Size: 8192, Spinners: 1, Duty: 0.5, Period: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,15 +114,18 @@ func TestProbeStops(t *testing.T) {
 	if line := st.String(); !strings.Contains(line, "write+fdatasync of 8 KiB") || !strings.Contains(line, "stood still") {
 		t.Errorf("line %q: want the size and the stalls", line)
 	}
-	none, err := ProbeStops(dir, 50*time.Millisecond, 0, 4096, 1)
+	none, err := ProbeStops(dir, 50*time.Millisecond, StopProbe{Size: 4096, Spinners: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if none.Count != 0 || none.Stalls == nil || none.Stalls.PerSync != 0 {
 		t.Errorf("rate 0: %+v, want no syncs, stalls measured, no time per sync", none)
 	}
-	if _, err := ProbeStops(dir, 10*time.Millisecond, 10, 0, 1); err == nil || !strings.Contains(err.Error(), "0 bytes") {
+	if _, err := ProbeStops(dir, 10*time.Millisecond, StopProbe{Rate: 10, Spinners: 1}); err == nil || !strings.Contains(err.Error(), "0 bytes") {
 		t.Errorf("size 0: error %v, want one naming the size", err)
+	}
+	if _, err := ProbeStops(dir, 10*time.Millisecond, StopProbe{Rate: 10, Size: 4096, Duty: 0.5}); err == nil || !strings.Contains(err.Error(), "period") {
+		t.Errorf("a duty without a period: error %v, want one naming the period", err)
 	}
 	if left, err := os.ReadDir(dir); err != nil || len(left) != 0 {
 		t.Errorf("the probe left %d file(s) behind (%v)", len(left), err)

@@ -1,10 +1,11 @@
 // Command stopprobe runs hpa-bench's busy disk probe with the syncs paced, their writes sized
-// and the spinning goroutines counted as asked (bench.ProbeStops), and prints its line: how
-// long the machine stood still, every CPU at once, and for how many syncs. The fifteenth pass
-// of docs/PERFORMANCE.md measured with it what this VM's stops depend on. From the repository
-// root:
+// and the spinning goroutines counted and paced as asked (bench.ProbeStops), and prints its
+// line: how long the machine stood still, every CPU at once, and for how many syncs. The
+// fifteenth pass of docs/PERFORMANCE.md measured with it what this VM's stops depend on. From
+// the repository root:
 //
-//	go run ./docs/perf/stopprobe -rate 1000 -size 4096 -spin 2 -d 4s
+//	go run ./docs/perf/stopprobe -rate 1000 -size 4096 -d 4s
+//	go run ./docs/perf/stopprobe -rate 1000 -duty 0.75 -period 200us -d 4s
 package main
 
 import (
@@ -17,16 +18,19 @@ import (
 )
 
 func main() {
-	rate := flag.Int("rate", 1000, "syncs a second (0: none; -1: back to back)")
-	size := flag.Int("size", 4096, "bytes written before each sync")
-	spin := flag.Int("spin", 0, "goroutines spinning, a thread each (0: one per CPU)")
+	var sp bench.StopProbe
+	flag.IntVar(&sp.Rate, "rate", 1000, "syncs a second (0: none; -1: back to back)")
+	flag.IntVar(&sp.Size, "size", 4096, "bytes written before each sync")
+	flag.IntVar(&sp.Spinners, "spin", 0, "goroutines spinning, a thread each (0: one per CPU)")
+	flag.Float64Var(&sp.Duty, "duty", 1, "share of every -period each spinner is busy (1: always)")
+	flag.DurationVar(&sp.Period, "period", time.Millisecond, "the spinners' period, with -duty")
 	d := flag.Duration("d", 4*time.Second, "how long")
 	dir := flag.String("dir", ".", "directory of the scratch file")
 	flag.Parse()
-	st, err := bench.ProbeStops(*dir, *d, *rate, *size, *spin)
+	st, err := bench.ProbeStops(*dir, *d, sp)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "stopprobe:", err)
 		os.Exit(1)
 	}
-	fmt.Printf("rate %d, %d B, spin %d: %.0f syncs/s; %s\n", *rate, *size, *spin, float64(st.Count)/d.Seconds(), st)
+	fmt.Printf("rate %d, %d B, spin %d, duty %g of %s: %.0f syncs/s; %s\n", sp.Rate, sp.Size, sp.Spinners, sp.Duty, sp.Period, float64(st.Count)/d.Seconds(), st)
 }
