@@ -43,6 +43,9 @@ func startNoopProcess(ctx context.Context, argv []string) (*noopProcess, error) 
 	}
 	p := &noopProcess{cmd: cmd, stderr: &lockedBuffer{}, exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
+	// The parent-death signal comes when the thread that started the process ends: Go ends a
+	// thread only when a goroutine exits locked to it, which none of this package's does.
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start the no-op server process %q: %w", argv[0], err)
 	}

@@ -4,15 +4,18 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hpa-recommender/hpa-recommender/clients/bench"
 )
@@ -20,12 +23,67 @@ import (
 // TestMain lets this test binary stand in for hpa-bench when --baseline-in process starts
 // it (os.Executable) with --serve-noop: it then serves the no-op baseline as the real binary
 // would, until SIGTERM.
+//
+// With HPA_BENCH_TEST_MAIN=1 it is hpa-bench whatever its arguments (TestBaselineDiesWithTheTool).
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == "--serve-noop" {
+	if len(os.Args) > 1 && os.Args[1] == "--serve-noop" || os.Getenv("HPA_BENCH_TEST_MAIN") == "1" {
 		main()
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+// TestBaselineDiesWithTheTool: when hpa-bench is killed (SIGKILL: no chance to stop anything),
+// the no-op server process it started goes with it.
+func TestBaselineDiesWithTheTool(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "--addr", "", "--baseline", "--targets", "10", "--concurrency", "",
+		"--rate", "10", "--duration", "1m", "--warmup", "0s", "--repeat", "1")
+	cmd.Env = append(os.Environ(), "HPA_BENCH_TEST_MAIN=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	// The progress line: "baseline: a no-op server process, pid N, on ADDR".
+	sc := bufio.NewScanner(stderr)
+	pid := 0
+	for pid == 0 && sc.Scan() {
+		if _, err := fmt.Sscanf(sc.Text(), "baseline: a no-op server process, pid %d,", &pid); err != nil {
+			pid = 0
+		}
+	}
+	if pid == 0 {
+		t.Fatalf("hpa-bench never named its baseline process (%v)", sc.Err())
+	}
+	go io.Copy(io.Discard, stderr)
+	if !alive(pid) {
+		t.Fatalf("the baseline process %d is not running while the tool runs", pid)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	for deadline := time.Now().Add(10 * time.Second); alive(pid); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the baseline process %d still runs 10 s after hpa-bench was killed", pid)
+		}
+	}
+}
+
+// alive reports whether process pid exists and is not a zombie (dead, not yet reaped by
+// whichever process inherited it).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command's closing parenthesis.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }
 
 // TestBaselineIn: by default --baseline's no-op server is a process of its own, whose CPU is
