@@ -2,15 +2,16 @@ package bench
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
+
+	"github.com/hpa-recommender/hpa-recommender/internal/syncbuf"
 )
 
 // NoopServingPrefix starts the line a no-op server process writes to its standard output
@@ -24,7 +25,7 @@ const noopStartTimeout = 30 * time.Second
 type noopProcess struct {
 	cmd    *exec.Cmd
 	addr   string
-	stderr *lockedBuffer
+	stderr *syncbuf.Buffer
 	exited chan struct{} // closed when the process has exited and been waited for
 	err    error         // its exit status, once exited is closed
 }
@@ -37,20 +38,28 @@ func startNoopProcess(ctx context.Context, argv []string) (*noopProcess, error) 
 		return nil, errors.New("no command for the no-op server process")
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	stdout, err := cmd.StdoutPipe()
+	// A pipe of our own rather than StdoutPipe: Wait, which runs as soon as the process
+	// exits, closes a StdoutPipe's reader, possibly before its last line is read. This one
+	// ends only when the process has closed its end and the reader has read everything.
+	stdout, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	p := &noopProcess{cmd: cmd, stderr: &lockedBuffer{}, exited: make(chan struct{})}
+	cmd.Stdout = w
+	p := &noopProcess{cmd: cmd, stderr: &syncbuf.Buffer{Max: 64 << 10}, exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	// The parent-death signal comes when the thread that started the process ends: Go ends a
 	// thread only when a goroutine exits locked to it, which none of this package's does.
 	dieWithParent(cmd)
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	w.Close() // the process has its copy
+	if err != nil {
+		stdout.Close()
 		return nil, fmt.Errorf("start the no-op server process %q: %w", argv[0], err)
 	}
 	line := make(chan string, 1)
 	go func() {
+		defer stdout.Close()
 		sc := bufio.NewScanner(stdout)
 		first := ""
 		if sc.Scan() {
@@ -111,25 +120,4 @@ func (p *noopProcess) stop() {
 func (p *noopProcess) kill() {
 	_ = p.cmd.Process.Kill()
 	<-p.exited
-}
-
-// lockedBuffer is a bytes.Buffer safe for the process's writes and a concurrent read.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.b.Len() > 64<<10 { // enough for an error message; the rest is dropped
-		return len(b), nil
-	}
-	return l.b.Write(b)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -7,7 +7,6 @@ package main
 // /readyz and /metrics, a scale-up, and a clean exit on SIGTERM that releases the Lease.
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -16,7 +15,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -28,21 +26,12 @@ import (
 
 	"github.com/hpa-recommender/hpa-recommender/internal/kubetest"
 	"github.com/hpa-recommender/hpa-recommender/internal/servertest"
+	"github.com/hpa-recommender/hpa-recommender/internal/syncbuf"
 	"github.com/hpa-recommender/hpa-recommender/server"
 )
 
 // syncBuffer is an io.Writer safe for the child's output and the test's reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+type syncBuffer = syncbuf.Buffer
 
 // servingHTTP finds the address the binary's http listener bound, in its log.
 var servingHTTP = regexp.MustCompile(`msg="serving http" listen=(\S+)`)
