@@ -48,6 +48,9 @@ func startNoopProcess(ctx context.Context, argv []string) (*noopProcess, error) 
 	cmd.Stdout = w
 	p := &noopProcess{cmd: cmd, stderr: &syncbuf.Buffer{Max: 64 << 10}, exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
+	// A child of the process that keeps its standard error open must not hold Wait (and so
+	// stop and kill) once the process itself has exited.
+	cmd.WaitDelay = time.Second
 	// The parent-death signal comes when the thread that started the process ends: Go ends a
 	// thread only when a goroutine exits locked to it, which none of this package's does.
 	dieWithParent(cmd)

@@ -2,7 +2,9 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -80,5 +82,28 @@ func TestNoopProcessWrongLineKeepsRunning(t *testing.T) {
 	}
 	if d := time.Since(start); d > 20*time.Second {
 		t.Errorf("took %s: the process was waited for, not killed", d)
+	}
+}
+
+// TestNoopProcessGrandchildKeepsStderr: a process that fails while a child of its own keeps
+// its standard error open is still refused promptly (Wait does not wait for the child).
+func TestNoopProcessGrandchildKeepsStderr(t *testing.T) {
+	start := time.Now()
+	_, err := startNoopProcess(t.Context(), []string{"/bin/sh", "-c", "sleep 30 & echo child $! >&2; echo wrong; exit 4"})
+	took := time.Since(start)
+	var child int
+	if err != nil {
+		if i := strings.Index(err.Error(), "child "); i >= 0 {
+			fmt.Sscanf(err.Error()[i:], "child %d", &child)
+		}
+	}
+	if child > 0 {
+		defer syscall.Kill(child, syscall.SIGKILL)
+	}
+	if err == nil || !strings.Contains(err.Error(), `"wrong"`) {
+		t.Errorf("error %v, want one quoting the first line", err)
+	}
+	if took > 20*time.Second {
+		t.Errorf("took %s: waited for the child holding standard error", took)
 	}
 }
