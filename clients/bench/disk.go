@@ -107,22 +107,13 @@ func ProbeStops(dir string, d time.Duration, sp StopProbe) (DiskSync, error) {
 	} else if sp.Period <= 0 {
 		return DiskSync{}, fmt.Errorf("disk probe: a duty of %g needs a period, not %s", sp.Duty, sp.Period)
 	}
-	return probeDiskWith(dir, d, probe{busy: sp.Spinners, rate: sp.Rate, size: sp.Size, duty: sp.Duty, period: sp.Period})
-}
-
-// probe is how a disk probe writes and syncs: busy goroutines spinning (0: none), busy for
-// duty of every period, rate syncs a second (negative: back to back), each after a write of
-// size bytes.
-type probe struct {
-	busy, rate, size int
-	duty             float64
-	period           time.Duration
+	return probeDiskWith(dir, d, sp)
 }
 
 func probeDisk(dir string, d time.Duration, busy bool) (DiskSync, error) {
-	p := probe{rate: -1, size: probeBlock, duty: 1}
+	p := StopProbe{Rate: -1, Size: probeBlock, Duty: 1}
 	if busy {
-		p.busy = runtime.NumCPU()
+		p.Spinners = runtime.NumCPU()
 	}
 	return probeDiskWith(dir, d, p)
 }
@@ -130,7 +121,9 @@ func probeDisk(dir string, d time.Duration, busy bool) (DiskSync, error) {
 // probeBlock is the size of the disk probes' writes: a page, as a small commit writes.
 const probeBlock = 4096
 
-func probeDiskWith(dir string, d time.Duration, p probe) (DiskSync, error) {
+// probeDiskWith runs a disk probe as p says, with p normalized (a positive Size and Duty) and
+// its Spinners taken as they are: 0 is none, the idle probe.
+func probeDiskWith(dir string, d time.Duration, p StopProbe) (DiskSync, error) {
 	f, err := os.CreateTemp(dir, ".hpa-bench-disk-probe-*")
 	if err != nil {
 		return DiskSync{}, fmt.Errorf("disk probe: %w", err)
@@ -139,27 +132,26 @@ func probeDiskWith(dir string, d time.Duration, p probe) (DiskSync, error) {
 	defer f.Close()
 	var stop func() [][]span
 	began := time.Now()
-	if p.busy > 0 {
+	if p.Spinners > 0 {
 		// One P more than the spinning goroutines, as the service's bbolt store runs with one
 		// more than CPUs: the spinning goroutines hold a P each, and the one whose sync
 		// returns finds its own at once.
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(p.busy + 1))
-		stop = spin(p.busy, p.duty, p.period)
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(p.Spinners + 1))
+		stop = spin(p.Spinners, p.Duty, p.Period)
 		defer stop() // on an error return; stopping twice is harmless
 	}
-	block := make([]byte, p.size)
+	block := make([]byte, p.Size)
 	var every time.Duration
-	if p.rate > 0 {
-		every = time.Second / time.Duration(p.rate)
+	if p.Rate > 0 {
+		every = time.Second / time.Duration(p.Rate)
 	}
 	var rec Recorder
 	cpu0 := ProcessCPU()
 	next := time.Now()
-	for end := next.Add(d); time.Now().Before(end); {
-		if p.rate == 0 {
-			time.Sleep(time.Until(end))
-			break
-		}
+	if p.Rate == 0 {
+		time.Sleep(d) // the spinners alone
+	}
+	for end := next.Add(d); p.Rate != 0 && time.Now().Before(end); {
 		start := time.Now()
 		if _, err := f.WriteAt(block, 0); err != nil {
 			return DiskSync{}, fmt.Errorf("disk probe: %w", err)
@@ -173,11 +165,11 @@ func probeDiskWith(dir string, d time.Duration, p probe) (DiskSync, error) {
 			time.Sleep(time.Until(next))
 		}
 	}
-	out := DiskSync{Latency: rec.Summary(), Size: p.size}
-	if cpu := ProcessCPU() - cpu0; p.busy == 0 && cpu0 > 0 && out.Count > 0 {
+	out := DiskSync{Latency: rec.Summary(), Size: p.Size}
+	if cpu := ProcessCPU() - cpu0; p.Spinners == 0 && cpu0 > 0 && out.Count > 0 {
 		out.CPU = cpu / time.Duration(out.Count)
 	}
-	if p.busy > 0 {
+	if p.Spinners > 0 {
 		st := stallsOf(stop(), time.Since(began), out.Count)
 		out.Stalls = &st
 	}
