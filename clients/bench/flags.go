@@ -24,6 +24,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Repeat, "repeat", c.Repeat, "repeats of each run (the summary gives medians)")
 	fs.BoolVar(&c.Baseline, "baseline", c.Baseline, "also drive a no-op server (the baseline) and report ratios")
 	fs.IntVar(&c.ServerPID, "server-pid", c.ServerPID, "the service's pid, for its CPU and RSS (0: not reported)")
+	ints(fs, &c.StorePIDs, "store-pid", "the processes of the service's store when it runs apart (etcd members): comma-separated pids, whose CPU and RSS are summed and reported beside the service's")
 	fs.StringVar(&c.StoreFile, "store-file", c.StoreFile, "the service's bbolt file, for its size per target")
 	fs.StringVar(&c.ServerMetrics, "server-metrics", c.ServerMetrics, "the service's Prometheus page (http://host:port/metrics), read before and after each run for the server's own handling time of Recommend (p50, p99, share within 5 ms, from its histogram) and, with the bbolt store, its writes per log sync, commit and sync times, share of the time spent committing, records checkpointed per write and targets waiting in the log")
 	fs.DurationVar(&c.DiskProbe, "disk-probe", c.DiskProbe, "with --store-file, first measure write+fdatasync latency in its directory for this long, then as long again with every CPU busy (0: off)")

@@ -70,6 +70,22 @@ func ReadProc(pid int) (ProcSample, error) {
 	return s, nil
 }
 
+// readProcs samples every process of pids and sums their CPU time and memory: one sample for a
+// group of processes that serve together, as an etcd cluster's members do.
+func readProcs(pids []int) (ProcSample, error) {
+	sum := ProcSample{At: time.Now()}
+	for _, pid := range pids {
+		s, err := ReadProc(pid)
+		if err != nil {
+			return sum, fmt.Errorf("process %d: %w", pid, err)
+		}
+		sum.CPU += s.CPU
+		sum.RSS += s.RSS
+		sum.HWM += s.HWM
+	}
+	return sum, nil
+}
+
 // Usage is what a process spent between two samples.
 type Usage struct {
 	// Cores is CPU time over wall time (2.0 = both cores of this machine busy).

@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -29,6 +30,10 @@ type Row struct {
 	ServerCores float64       `json:"server_cores,omitempty"`
 	ServerCPU   time.Duration `json:"server_cpu_per_call_ns,omitempty"`
 	ServerRSS   int64         `json:"server_rss_bytes,omitempty"`
+	// StoreCores, StoreCPU and StoreRSS are the store's processes' (Config.StorePIDs), summed.
+	StoreCores  float64       `json:"store_cores,omitempty"`
+	StoreCPU    time.Duration `json:"store_cpu_per_call_ns,omitempty"`
+	StoreRSS    int64         `json:"store_rss_bytes,omitempty"`
 	ClientCores float64       `json:"client_cores"`
 	// LagP99 is, in open loop, the 99th percentile of how late calls started after they were
 	// due: the generator's own part of P99.
@@ -103,6 +108,11 @@ func summarize(runs []Result) []Row {
 			row.ServerCores = pick(func(r Result) float64 { return r.ServerUsage.Cores })
 			row.ServerCPU = dur(func(r Result) time.Duration { return r.ServerUsage.CPUPerCall })
 			row.ServerRSS = int64(pick(func(r Result) float64 { return float64(r.ServerUsage.RSS) }))
+		}
+		if !slices.ContainsFunc(g, func(r Result) bool { return r.StoreUsage == nil }) {
+			row.StoreCores = pick(func(r Result) float64 { return r.StoreUsage.Cores })
+			row.StoreCPU = dur(func(r Result) time.Duration { return r.StoreUsage.CPUPerCall })
+			row.StoreRSS = int64(pick(func(r Result) float64 { return float64(r.StoreUsage.RSS) }))
 		}
 		if !slices.ContainsFunc(g, func(r Result) bool { return r.ServerLatency == nil }) {
 			row.ServerLatency = &ServerLatency{
@@ -238,6 +248,17 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 	}
 	for _, row := range r.Summary {
+		if row.StoreRSS == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "store processes (%s) during %s %s: %.2f cores, %.0fµs per call, RSS %.0fMiB",
+			pidList(r.Config.StorePIDs), row.Server, loadName(row.Mode, row.Concurrency, row.Rate), row.StoreCores, float64(row.StoreCPU)/1e3, mib(row.StoreRSS))
+		if row.ServerRSS > 0 {
+			fmt.Fprintf(w, "; with the service's, %.2f cores and %.0fµs per call", row.ServerCores+row.StoreCores, float64(row.ServerCPU+row.StoreCPU)/1e3)
+		}
+		fmt.Fprintln(w)
+	}
+	for _, row := range r.Summary {
 		if sl := row.ServerLatency; sl != nil {
 			within := ""
 			if sl.Within5ms >= 0 {
@@ -254,6 +275,18 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// pidList is pids as the table writes them: "pid 12" or "pids 12, 13, 14".
+func pidList(pids []int) string {
+	s := make([]string, len(pids))
+	for i, p := range pids {
+		s[i] = strconv.Itoa(p)
+	}
+	if len(s) == 1 {
+		return "pid " + s[0]
+	}
+	return "pids " + strings.Join(s, ", ")
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }

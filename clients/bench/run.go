@@ -59,6 +59,10 @@ type Config struct {
 	NoopCommand []string `json:",omitempty"`
 	// ServerPID is the service's process, for its CPU time and RSS (0: not reported).
 	ServerPID int
+	// StorePIDs are the processes of the service's store when it runs apart from the service
+	// (etcd's members): their CPU time and RSS, summed, are reported beside the service's for
+	// its runs, so that a decision's whole cost is on the page (nil: not reported).
+	StorePIDs []int `json:",omitempty"`
 	// StoreFile is the service's bbolt file, for its size per target ("": not reported).
 	StoreFile string
 	// ServerMetrics is the service's Prometheus page (http://host:port/metrics), read before
@@ -128,6 +132,14 @@ func (c *Config) Validate() error {
 	if c.Duration <= 0 || c.Warmup < 0 || c.CallTimeout <= 0 || c.DiskProbe < 0 || c.LoopbackProbe < 0 {
 		errs = append(errs, errors.New("--duration and --call-timeout must be positive, --warmup, --disk-probe and --loopback-probe not negative"))
 	}
+	for _, pid := range c.StorePIDs {
+		if pid < 1 {
+			errs = append(errs, fmt.Errorf("--store-pid %d must be a process id", pid))
+		}
+	}
+	if len(c.StorePIDs) > 0 && c.Addr == "" {
+		errs = append(errs, errors.New("--store-pid needs --addr: the store's processes are the service's"))
+	}
 	if c.SharedSpec && c.DistinctSpecs {
 		errs = append(errs, errors.New("--shared-spec and --distinct-specs exclude each other"))
 	}
@@ -157,7 +169,9 @@ type Result struct {
 	// process); Client is this process's (for a baseline in this process it includes the
 	// no-op server).
 	ServerUsage *Usage `json:"server_usage,omitempty"`
-	Client      Usage  `json:"client_usage"`
+	// StoreUsage is the store's processes', summed (Config.StorePIDs; service runs only).
+	StoreUsage *Usage `json:"store_usage,omitempty"`
+	Client     Usage  `json:"client_usage"`
 	// Hostile counts the hostile calls made alongside (service runs with Config.Hostile).
 	Hostile *HostileStats `json:"hostile,omitempty"`
 	// Store is what the service's store did, warm-up included (Config.ServerMetrics).
@@ -241,6 +255,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		name    string
 		conns   []conn
 		pid     int
+		store   []int  // the store's processes (Config.StorePIDs)
 		metrics string // the Prometheus page to read the store's metrics from ("": none)
 		hostile *hostile
 	}
@@ -278,7 +293,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, err
 		}
 		defer closeAll()
-		svc := target{name: "service", conns: cl, pid: cfg.ServerPID, metrics: cfg.ServerMetrics}
+		svc := target{name: "service", conns: cl, pid: cfg.ServerPID, store: cfg.StorePIDs, metrics: cfg.ServerMetrics}
 		if cfg.Hostile > 0 {
 			svc.hostile = newHostile(cfg.Addr, cl[0].client, wl)
 		}
@@ -320,7 +335,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 					}
 					read = time.Now()
 				}
-				res, err := measureWith(ctx, cfg, wl, t.conns, t.pid, t.hostile, r.mode, r.conc, r.rate)
+				res, err := measureWith(ctx, cfg, wl, t.conns, t.pid, t.store, t.hostile, r.mode, r.conc, r.rate)
 				if err != nil {
 					return nil, err
 				}
@@ -506,9 +521,9 @@ func dirBytes(dir string) (int64, error) {
 }
 
 // measureWith is measure with hostile callers alongside, when h is not nil.
-func measureWith(ctx context.Context, cfg Config, wl *Workload, conns []conn, pid int, h *hostile, mode string, conc int, rate float64) (Result, error) {
+func measureWith(ctx context.Context, cfg Config, wl *Workload, conns []conn, pid int, store []int, h *hostile, mode string, conc int, rate float64) (Result, error) {
 	if h == nil {
-		return measure(ctx, cfg, wl, conns, pid, mode, conc, rate)
+		return measure(ctx, cfg, wl, conns, pid, store, mode, conc, rate)
 	}
 	var before HostileStats
 	var err error
@@ -525,7 +540,7 @@ func measureWith(ctx context.Context, cfg Config, wl *Workload, conns []conn, pi
 	hctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { h.run(hctx, cfg.Hostile); close(done) }()
-	res, err := measure(ctx, cfg, wl, conns, pid, mode, conc, rate)
+	res, err := measure(ctx, cfg, wl, conns, pid, store, mode, conc, rate)
 	stop()
 	<-done
 	if err != nil {
@@ -542,7 +557,8 @@ func measureWith(ctx context.Context, cfg Config, wl *Workload, conns []conn, pi
 	return res, nil
 }
 
-func measure(ctx context.Context, cfg Config, wl *Workload, conns []conn, pid int, mode string, conc int, rate float64) (Result, error) {
+// measure makes one run; pid is the server's process (0: none), store its store's (nil: none).
+func measure(ctx context.Context, cfg Config, wl *Workload, conns []conn, pid int, store []int, mode string, conc int, rate float64) (Result, error) {
 	res := Result{Mode: mode, Concurrency: conc, Rate: rate}
 	var next atomic.Int64
 	call := caller(cfg, wl, conns, &next)
@@ -553,6 +569,12 @@ func measure(ctx context.Context, cfg Config, wl *Workload, conns []conn, pid in
 	if pid > 0 {
 		if srvBefore, err = ReadProc(pid); err != nil {
 			return res, err
+		}
+	}
+	var storeBefore ProcSample
+	if len(store) > 0 {
+		if storeBefore, err = readProcs(store); err != nil {
+			return res, fmt.Errorf("store: %w", err)
 		}
 	}
 	cliBefore, err := ReadProc(0)
@@ -582,6 +604,14 @@ func measure(ctx context.Context, cfg Config, wl *Workload, conns []conn, pid in
 		}
 		u := usage(srvBefore, srvAfter, calls)
 		res.ServerUsage = &u
+	}
+	if len(store) > 0 {
+		storeAfter, err := readProcs(store)
+		if err != nil {
+			return res, fmt.Errorf("store: %w", err)
+		}
+		u := usage(storeBefore, storeAfter, calls)
+		res.StoreUsage = &u
 	}
 	if res.Elapsed > 0 {
 		res.Throughput = float64(res.Recommend.Count) / res.Elapsed.Seconds()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -271,5 +272,104 @@ func TestStoreMetricsRead(t *testing.T) {
 	bc.ServerMetrics = gone.URL + "/metrics"
 	if _, err := bench.Run(t.Context(), bc); err == nil || !strings.Contains(err.Error(), "--server-metrics") {
 		t.Errorf("a page that does not answer: %v, want an error naming --server-metrics", err)
+	}
+}
+
+// startProcess starts argv as a child process that the test kills at its end, and returns its pid.
+func startProcess(t *testing.T, argv ...string) int {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return cmd.Process.Pid
+}
+
+// TestStoreProcesses: the store's processes (--store-pid) are sampled around each service run,
+// summed, and reported beside the server's; a baseline run has none. A spinning process shows
+// its CPU, and the RSS is the sum of the processes'.
+func TestStoreProcesses(t *testing.T) {
+	spinner := startProcess(t, "sh", "-c", "while :; do :; done")
+	idle := startProcess(t, "sleep", "60")
+
+	bc := bench.DefaultConfig()
+	bc.Addr = startServer(t)
+	bc.Baseline = true
+	bc.NoopCommand = nil // in this process: its runs have no store
+	bc.Targets = 20
+	bc.Concurrency = []int{4}
+	bc.Warmup = 50 * time.Millisecond
+	bc.Duration = 400 * time.Millisecond
+	bc.Repeat = 1
+	bc.LoopbackProbe = 0
+	bc.ServerPID = os.Getpid()
+	bc.StorePIDs = []int{spinner, idle}
+	rep, err := bench.Run(t.Context(), bc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rss int64
+	for _, pid := range bc.StorePIDs {
+		s, err := bench.ReadProc(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rss += s.RSS
+	}
+	for _, r := range rep.Runs {
+		if r.Server == "baseline" {
+			if r.StoreUsage != nil {
+				t.Errorf("baseline run has store usage %+v", r.StoreUsage)
+			}
+			continue
+		}
+		u := r.StoreUsage
+		if u == nil {
+			t.Fatal("service run without the store's usage")
+		}
+		// sh and sleep hold their memory still, so the sum is exact.
+		if u.RSS != rss || u.Cores < 0.2 || u.CPUPerCall <= 0 {
+			t.Errorf("store usage %+v: want a spinner's CPU (over 0.2 cores) and RSS %d, the two processes' sum", u, rss)
+		}
+	}
+	var table strings.Builder
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("store processes (pids %d, %d) during service c=4: ", spinner, idle)
+	if !strings.Contains(table.String(), want) || !strings.Contains(table.String(), "; with the service's, ") ||
+		strings.Contains(table.String(), "during baseline") {
+		t.Errorf("the table lacks the store's line %q (with the service's sum), or has a baseline one:\n%s", want, table.String())
+	}
+}
+
+// TestStorePIDsRefused: a pid that is not one, or store pids without a service, are refused
+// before any load, naming the flag; a store process that is gone fails the run, naming it.
+func TestStorePIDsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		addr string
+		pids []int
+		want string
+	}{{"127.0.0.1:1", []int{0}, "--store-pid 0"}, {"127.0.0.1:1", []int{1, -3}, "--store-pid -3"}, {"", []int{1}, "--store-pid needs --addr"}} {
+		bc := bench.DefaultConfig()
+		bc.Addr, bc.Baseline, bc.StorePIDs = tc.addr, true, tc.pids
+		if err := bc.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("addr %q, store pids %v: error %v, want %q", tc.addr, tc.pids, err, tc.want)
+		}
+	}
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	bc := bench.DefaultConfig()
+	bc.Addr = startServer(t)
+	bc.Targets = 5
+	bc.Concurrency = []int{1}
+	bc.Warmup, bc.Duration, bc.Repeat, bc.LoopbackProbe = 0, 50*time.Millisecond, 1, 0
+	bc.StorePIDs = []int{gone.ProcessState.Pid()}
+	_, err := bench.Run(t.Context(), bc)
+	if want := fmt.Sprintf("store: process %d", gone.ProcessState.Pid()); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a store process that is gone: error %v, want one saying %q", err, want)
 	}
 }

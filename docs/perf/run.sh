@@ -20,14 +20,14 @@ run() { # name store targets [hpa-bench flags...]
 	local name=$1 store=$2 targets=$3
 	shift 3
 	[[ -z ${ONLY-} || " $ONLY " == *" $name "* ]] || return 0
-	local extra=() sf=()
-	[[ $store == etcd ]] && extra=(--etcd-endpoints 127.0.0.1:23790 --etcd-prefix "/bench-$name")
+	local extra=() sf=() sp=()
+	[[ $store == etcd ]] && extra=(--etcd-endpoints "$ETCD_ENDPOINTS" --etcd-prefix "/bench-$name") && sp=(--store-pid "$ETCD_PIDS")
 	[[ $store == bolt ]] && sf=(--store-file "$DATA/$name.db")
 	bin/hpa-recommender --store "$store" --bolt-path "$DATA/$name.db" "${extra[@]}" \
 		--metrics-listen '' --listen 127.0.0.1:50091 2>"$DATA/$name.server.log" &
 	local pid=$!
 	until (echo >/dev/tcp/127.0.0.1/50091) 2>/dev/null; do sleep 0.1; done
-	bin/hpa-bench --addr 127.0.0.1:50091 --baseline --server-pid "$pid" "${sf[@]}" --targets "$targets" \
+	bin/hpa-bench --addr 127.0.0.1:50091 --baseline --server-pid "$pid" "${sf[@]}" "${sp[@]}" --targets "$targets" \
 		--quiet --json-out "$OUT/$name.json" "$@" | tee "$OUT/$name.txt"
 	kill "$pid"
 	wait "$pid" || true
@@ -61,17 +61,43 @@ if [[ -z ${ONLY-} || " $ONLY " == *" noop-process "* ]]; then
 	kill "$noop_pid"
 	wait "$noop_pid" || true
 fi
+# start_etcd N: an etcd cluster of N members on this machine (default fsync), its client URLs
+# in ETCD_ENDPOINTS, its pids in ETCD_PIDS (comma-separated; the etcd rows report their CPU and
+# RSS with --store-pid, summed); stop_etcd ends it.
+start_etcd() {
+	local n=$1 cluster="" i
+	ETCD_ENDPOINTS="" ETCD_PIDS=""
+	for ((i = 0; i < n; i++)); do cluster+="${cluster:+,}m$i=http://127.0.0.1:$((23890 + i))"; done
+	for ((i = 0; i < n; i++)); do
+		"$ETCD" --name "m$i" --data-dir "$DATA/etcd$n-$i" --listen-client-urls "http://127.0.0.1:$((23790 + i))" \
+			--advertise-client-urls "http://127.0.0.1:$((23790 + i))" --listen-peer-urls "http://127.0.0.1:$((23890 + i))" \
+			--initial-advertise-peer-urls "http://127.0.0.1:$((23890 + i))" --initial-cluster "$cluster" \
+			--listen-metrics-urls "http://127.0.0.1:$((23990 + i))" 2>"$DATA/etcd$n-$i.log" &
+		ETCD_PIDS+="${ETCD_PIDS:+,}$!"
+		ETCD_ENDPOINTS+="${ETCD_ENDPOINTS:+,}127.0.0.1:$((23790 + i))"
+	done
+	for ((i = 0; i < n; i++)); do
+		until (echo >/dev/tcp/127.0.0.1/$((23790 + i))) 2>/dev/null; do sleep 0.1; done
+	done
+	# A member answers its port before the cluster has a leader; /health says when it has one.
+	until curl -fs "http://${ETCD_ENDPOINTS%%,*}/health" | grep -q '"health":"true"'; do sleep 0.2; done
+}
+stop_etcd() {
+	local pid
+	for pid in ${ETCD_PIDS//,/ }; do kill "$pid"; done
+	for pid in ${ETCD_PIDS//,/ }; do wait "$pid" || true; done
+}
 if [[ -n $ETCD ]]; then
-	# One member on the same machine, default fsync: what a single-node etcd costs the service.
-	"$ETCD" --name bench --data-dir "$DATA/etcd" --listen-client-urls http://127.0.0.1:23790 \
-		--advertise-client-urls http://127.0.0.1:23790 --listen-peer-urls http://127.0.0.1:23800 \
-		--initial-advertise-peer-urls http://127.0.0.1:23800 --initial-cluster bench=http://127.0.0.1:23800 \
-		--listen-metrics-urls http://127.0.0.1:23810 2>"$DATA/etcd.log" &
-	etcd_pid=$!
-	until (echo >/dev/tcp/127.0.0.1/23790) 2>/dev/null; do sleep 0.1; done
+	# One member on the same machine: what a single-node etcd costs the service.
+	start_etcd 1
 	run etcd-1k etcd 1000 --concurrency 64 --rate 2000 --duration 5s --warmup 1s --repeat 3
 	run etcd-10k etcd 10000 --concurrency 64 --duration 5s --warmup 1s --repeat 3
 	run etcd-100k etcd 100000 --concurrency 64 --duration 5s --warmup 1s --repeat 1
-	kill "$etcd_pid"
-	wait "$etcd_pid" || true
+	stop_etcd
+	# Three members, as several replicas share one in production, here on the same two cores:
+	# every write is replicated and synced by a quorum of them.
+	start_etcd 3
+	run etcd3-1k etcd 1000 --concurrency 64 --rate 2000 --duration 5s --warmup 1s --repeat 3
+	run etcd3-10k etcd 10000 --concurrency 64 --duration 5s --warmup 1s --repeat 3
+	stop_etcd
 fi
