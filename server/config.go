@@ -59,6 +59,10 @@ type Config struct {
 	// EtcdKey are the client certificate etcd may require (reloaded when the files change).
 	// Any of them, or an https:// endpoint, makes the etcd connection TLS.
 	EtcdCA, EtcdCert, EtcdKey string
+	// EtcdCompactionInterval is how often the etcd store compacts etcd's history, keeping one
+	// interval of it (0: never; see etcdstore.Config.CompactionInterval). Without compaction
+	// etcd grows with every decision until its space quota stops every write.
+	EtcdCompactionInterval time.Duration
 	// TLSCert and TLSKey enable TLS; ClientCA additionally requires client certificates (mTLS;
 	// with TokensFile too, a bearer token may replace the certificate).
 	TLSCert, TLSKey, ClientCA string
@@ -96,20 +100,21 @@ const maxLogTargetsFlag = 1_000_000
 // DefaultConfig returns the configuration `make run` uses.
 func DefaultConfig() Config {
 	return Config{
-		Listen:            "127.0.0.1:50051",
-		MetricsListen:     "127.0.0.1:9090",
-		Store:             StoreBolt,
-		BoltPath:          "./data/hpa-recommender.db",
-		BoltCachedTargets: 1000,
-		CachedSpecs:       4096,
-		EtcdPrefix:        "/hpa-recommender",
-		RateBurst:         100,
-		MaxRequestBytes:   4 << 20,
-		MaxPods:           20000,
-		MaxSteps:          10000,
-		TargetTTL:         24 * time.Hour,
-		ShutdownTimeout:   15 * time.Second,
-		Defaults:          recommender.DefaultOptions(),
+		Listen:                 "127.0.0.1:50051",
+		MetricsListen:          "127.0.0.1:9090",
+		Store:                  StoreBolt,
+		BoltPath:               "./data/hpa-recommender.db",
+		BoltCachedTargets:      1000,
+		CachedSpecs:            4096,
+		EtcdPrefix:             "/hpa-recommender",
+		EtcdCompactionInterval: 5 * time.Minute, // etcdstore.DefaultCompactionInterval
+		RateBurst:              100,
+		MaxRequestBytes:        4 << 20,
+		MaxPods:                20000,
+		MaxSteps:               10000,
+		TargetTTL:              24 * time.Hour,
+		ShutdownTimeout:        15 * time.Second,
+		Defaults:               recommender.DefaultOptions(),
 	}
 }
 
@@ -147,6 +152,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.EtcdCA, "etcd-ca", c.EtcdCA, "CA bundle that verifies etcd's certificate (PEM; enables TLS to etcd; default roots: the system's)")
 	fs.StringVar(&c.EtcdCert, "etcd-cert", c.EtcdCert, "client certificate for etcd (PEM; enables TLS to etcd)")
 	fs.StringVar(&c.EtcdKey, "etcd-key", c.EtcdKey, "client private key for etcd (PEM)")
+	fs.DurationVar(&c.EtcdCompactionInterval, "etcd-compaction-interval", c.EtcdCompactionInterval, "how often to compact etcd's history, keeping one interval of it; compaction is cluster-wide (0: never, for an etcd that compacts itself with --auto-compaction-retention; without any, etcd fills its space quota and refuses writes)")
 	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "TLS certificate file (PEM)")
 	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "TLS private key file (PEM)")
 	fs.StringVar(&c.ClientCA, "client-ca", c.ClientCA, "CA bundle for client certificates (enables mTLS)")
@@ -203,6 +209,9 @@ func (c *Config) Validate() error {
 				errs = append(errs, fmt.Errorf("--etcd-endpoints: %s is plaintext, but --etcd-ca, --etcd-cert or --etcd-key ask for TLS: use https://", e))
 			}
 		}
+	}
+	if c.EtcdCompactionInterval < 0 {
+		errs = append(errs, fmt.Errorf("--etcd-compaction-interval %s must not be negative (0: never)", c.EtcdCompactionInterval))
 	}
 	if (c.EtcdCert == "") != (c.EtcdKey == "") {
 		errs = append(errs, errors.New("--etcd-cert and --etcd-key go together"))

@@ -375,6 +375,7 @@ func TestBadFlagsExitWithAClearError(t *testing.T) {
 		{"half TLS", []string{"--tls-cert", "x.pem"}, nil, "--tls-cert and --tls-key go together"},
 		{"pprof without metrics", []string{"--pprof", "--metrics-listen", ""}, nil, "--pprof needs --metrics-listen"},
 		{"half etcd TLS", []string{"--store", "etcd", "--etcd-endpoints", "https://127.0.0.1:2379", "--etcd-key", "k.pem"}, nil, "--etcd-cert and --etcd-key go together"},
+		{"negative etcd compaction interval", []string{"--store", "etcd", "--etcd-endpoints", "http://127.0.0.1:2379", "--etcd-compaction-interval", "-1s"}, nil, "--etcd-compaction-interval -1s must not be negative (0: never)"},
 		{"etcd TLS without etcd", []string{"--etcd-ca", "ca.pem"}, nil, "--etcd-ca, --etcd-cert and --etcd-key need --store=etcd"},
 		{"etcd TLS to a plaintext endpoint", []string{"--store", "etcd", "--etcd-endpoints", "http://127.0.0.1:2379", "--etcd-ca", "ca.pem"}, nil, "http://127.0.0.1:2379 is plaintext"},
 		{"missing etcd CA file", []string{"--store", "etcd", "--etcd-endpoints", "https://127.0.0.1:2379", "--etcd-ca", "/nonexistent/ca.pem"}, nil, "read CA file: open /nonexistent/ca.pem"},

@@ -82,11 +82,23 @@ func run(args []string) error {
 		if err != nil {
 			return err
 		}
-		e, err := etcdstore.New(context.Background(), etcdstore.Config{Endpoints: cfg.EtcdEndpoints, Prefix: cfg.EtcdPrefix, TLS: tc})
+		compaction := cfg.EtcdCompactionInterval
+		if compaction == 0 {
+			compaction = -1 // the store's "never"
+		}
+		e, err := etcdstore.New(context.Background(), etcdstore.Config{
+			Endpoints: cfg.EtcdEndpoints, Prefix: cfg.EtcdPrefix, TLS: tc,
+			CompactionInterval: compaction, OnCompact: logCompaction(log),
+		})
 		if err != nil {
 			return err
 		}
 		st = e
+		if compaction < 0 {
+			log.Warn("not compacting etcd's history (--etcd-compaction-interval 0): unless etcd compacts itself (--auto-compaction-retention), it grows with every decision until its space quota stops every write")
+		} else {
+			log.Info("compacting etcd's history, keeping one interval of it; compaction is cluster-wide", "interval", compaction)
+		}
 	default:
 		b, err := boltstore.Open(cfg.BoltPath, boltstore.Options{CachedTargets: cfg.BoltCachedTargets, CheckpointRecords: cfg.BoltLogTargets})
 		if err != nil {
@@ -114,4 +126,16 @@ func run(args []string) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// logCompaction logs the etcd store's compactions: each at debug level, a failed one as a
+// warning (etcd keeps growing until one succeeds).
+func logCompaction(log *slog.Logger) func(rev int64, err error) {
+	return func(rev int64, err error) {
+		if err != nil {
+			log.Warn("compacting etcd's history failed; will retry at the next interval", "revision", rev, "error", err)
+			return
+		}
+		log.Debug("compacted etcd's history", "revision", rev)
+	}
 }

@@ -8,11 +8,14 @@ import (
 	"net/url"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -610,5 +613,64 @@ func TestKillingOneReplicaLosesNothingAcknowledged(t *testing.T) {
 		if i != victim {
 			r.p.term(t)
 		}
+	}
+}
+
+// TestEtcdCompactionByTheBinary: two replicas with --etcd-compaction-interval 200ms compact
+// etcd's history as their decisions write it (an early revision can no longer be read, the
+// target still can), say so in their logs, and never warn that a compaction failed, though
+// each also meets the other's; with the interval 0 a replica warns that it never compacts.
+func TestEtcdCompactionByTheBinary(t *testing.T) {
+	endpoint := sharedEtcd(t)
+	prefix := fmt.Sprintf("/mr-compact-%d", time.Now().UnixNano())
+	var reps []*process
+	for range 2 {
+		reps = append(reps, startBinary(t, "--store", "etcd", "--etcd-endpoints", endpoint, "--etcd-prefix", prefix,
+			"--etcd-compaction-interval", "200ms", "--log-level", "debug"))
+	}
+	raw, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	first, err := raw.Get(t.Context(), prefix, clientv3.WithCountOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := &pb.TargetRef{Cluster: "mr", Namespace: "compact", Name: "web"}
+	for i := range 6 {
+		c := pb.NewRecommenderServiceClient(dial(t, reps[i%2].addr))
+		if _, err := c.Recommend(t.Context(), &pb.RecommendRequest{Target: ref, Spec: mrSpec(t, "{}"), CurrentReplicas: 3, Metrics: queue(40 + i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	early := first.Header.Revision
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		_, err := raw.Get(t.Context(), prefix, clientv3.WithRev(early), clientv3.WithCountOnly())
+		if errors.Is(err, rpctypes.ErrCompacted) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("revision %d still readable 20 s after the decisions (%v):\n%s", early, err, reps[0].stderr.String())
+		}
+	}
+	if _, err := pb.NewRecommenderServiceClient(dial(t, reps[0].addr)).GetTarget(t.Context(), &pb.GetTargetRequest{Target: ref}); err != nil {
+		t.Errorf("GetTarget after compaction: %v", err)
+	}
+	time.Sleep(time.Second) // more ticks, each replica meeting the other's compactions
+	compacted := 0
+	for _, p := range reps {
+		log := p.stderr.String()
+		if !strings.Contains(log, "compacting etcd's history, keeping one interval of it") || strings.Contains(log, "compacting etcd's history failed") {
+			t.Errorf("replica log: want the compaction announced and no failure:\n%s", log)
+		}
+		compacted += strings.Count(log, `msg="compacted etcd's history"`)
+	}
+	if compacted == 0 {
+		t.Error("neither replica logged a compaction")
+	}
+	off := startBinary(t, "--store", "etcd", "--etcd-endpoints", endpoint, "--etcd-prefix", prefix, "--etcd-compaction-interval", "0")
+	if !strings.Contains(off.stderr.String(), "not compacting etcd's history (--etcd-compaction-interval 0)") {
+		t.Errorf("with the interval 0, no warning:\n%s", off.stderr.String())
 	}
 }

@@ -45,8 +45,9 @@ func runTests(m *testing.M) int {
 }
 
 // startEtcd starts a single-member etcd with its data in dir, listening on free loopback
-// ports, and returns it once it serves, with its client URL.
-func startEtcd(dir string) (*embed.Etcd, string, error) {
+// ports, and returns it once it serves, with its client URL. Each of opts changes its
+// configuration first.
+func startEtcd(dir string, opts ...func(*embed.Config)) (*embed.Etcd, string, error) {
 	cfg := embed.NewConfig()
 	cfg.Dir = dir
 	// Its logs (including the harmless "mux: server closed" at Close) would drown test output;
@@ -59,6 +60,9 @@ func startEtcd(dir string) (*embed.Etcd, string, error) {
 	}
 	cfg.ListenClientUrls = []url.URL{*free}
 	cfg.ListenPeerUrls = []url.URL{*free}
+	for _, o := range opts {
+		o(cfg)
+	}
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		return nil, "", err

@@ -50,6 +50,21 @@ type Config struct {
 	Username, Password string
 	// Logger receives the etcd client's logs. Default none: every failure is returned.
 	Logger *zap.Logger
+	// CompactionInterval is how often the store compacts etcd's history. etcd keeps every
+	// version of every key until it is compacted, and this store writes a target's record at
+	// every decision, so without compaction etcd's database grows with every Recommend until
+	// it reaches its space quota (2 GiB by default) and refuses every write after. At each
+	// tick the store compacts to the revision it saw at the tick before, so every key keeps
+	// its versions of the last interval. Compaction is cluster-wide: it drops the history of
+	// every key in that etcd, not only this store's. Default DefaultCompactionInterval (as
+	// kube-apiserver compacts its own etcd); negative: never, for an etcd that compacts
+	// itself (--auto-compaction-retention) or that software needing longer history shares.
+	// Replicas sharing an etcd each compact; a compaction another one made first is no error.
+	CompactionInterval time.Duration
+	// OnCompact, when set, is called after each compaction the store asks etcd for, with the
+	// revision and the request's error (nil when etcd compacted, or had already compacted past
+	// it). It must not block.
+	OnCompact func(rev int64, err error)
 }
 
 // Defaults for Config.
@@ -58,6 +73,8 @@ const (
 	DefaultDialTimeout    = 5 * time.Second
 	DefaultRequestTimeout = 5 * time.Second
 	DefaultMaxAttempts    = 16
+	// DefaultCompactionInterval is Config.CompactionInterval's default.
+	DefaultCompactionInterval = 5 * time.Minute
 )
 
 const (
@@ -90,6 +107,10 @@ type Store struct {
 	closed    atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
+	// stopCompacting ends the compaction loop (nil when it does not run) and compacted is
+	// closed when it has returned.
+	stopCompacting context.CancelFunc
+	compacted      chan struct{}
 }
 
 var _ store.Store = (*Store)(nil)
@@ -156,7 +177,71 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		}
 		return nil, fmt.Errorf("open etcd store %v prefix %q: %w", cfg.Endpoints, cfg.Prefix, err)
 	}
+	if cfg.CompactionInterval == 0 {
+		s.cfg.CompactionInterval = DefaultCompactionInterval
+	}
+	if s.cfg.CompactionInterval > 0 {
+		var cctx context.Context
+		cctx, s.stopCompacting = context.WithCancel(context.Background())
+		s.compacted = make(chan struct{})
+		go s.compactLoop(cctx, s.cfg.CompactionInterval)
+	}
 	return s, nil
+}
+
+// compactLoop compacts etcd every interval, to the revision it read one interval before,
+// until ctx ends.
+func (s *Store) compactLoop(ctx context.Context, interval time.Duration) {
+	defer close(s.compacted)
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	// prev is the revision read at the tick before, done the last one compacted to (0: none).
+	var prev, done int64
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		prev, done = s.compactTo(ctx, prev, done)
+	}
+}
+
+// compactTo compacts etcd to rev unless it did to done >= rev already, and returns the current
+// revision, to compact to at the next tick, and what it has compacted to. On a failed read it
+// returns rev again: at least an interval old by the next tick.
+func (s *Store) compactTo(ctx context.Context, rev, done int64) (next, compacted int64) {
+	resp, err := call(ctx, s, func(ctx context.Context) (*clientv3.GetResponse, error) {
+		return s.kv.Get(ctx, s.keys.version, clientv3.WithCountOnly())
+	})
+	if err != nil {
+		if ctx.Err() == nil && s.cfg.OnCompact != nil {
+			s.cfg.OnCompact(rev, fmt.Errorf("read etcd's revision before compacting: %w", err))
+		}
+		return rev, done
+	}
+	cur := resp.Header.Revision
+	if rev <= done {
+		return cur, done
+	}
+	_, err = call(ctx, s, func(ctx context.Context) (*clientv3.CompactResponse, error) {
+		return s.client.Compact(ctx, rev)
+	})
+	if errors.Is(err, rpctypes.ErrCompacted) {
+		err = nil // compacted past rev already: by another replica, or etcd itself
+	}
+	if ctx.Err() != nil {
+		return cur, done
+	}
+	if err != nil {
+		err = fmt.Errorf("compact etcd to revision %d: %w", rev, err)
+	} else {
+		done = rev
+	}
+	if s.cfg.OnCompact != nil {
+		s.cfg.OnCompact(rev, err)
+	}
+	return cur, done
 }
 
 // probeTLS makes one TLS handshake with endpoint and returns its error, or nil. After the
@@ -551,6 +636,10 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close implements store.Store. Calling it again does nothing.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		if s.stopCompacting != nil {
+			s.stopCompacting()
+			<-s.compacted
+		}
 		s.closed.Store(true)
 		if err := s.client.Close(); err != nil && !errors.Is(err, context.Canceled) {
 			s.closeErr = fmt.Errorf("close etcd store: %w", err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 
 	"github.com/hpa-recommender/hpa-recommender/recommender"
@@ -428,9 +429,9 @@ func TestUnavailable(t *testing.T) {
 
 // startEtcdForTest starts an etcd of the test's own, which it may stop: the returned func
 // closes it (once; embed.Etcd.Close must not run twice), and so does the test's cleanup.
-func startEtcdForTest(t *testing.T) (stop func(), endpoint string) {
+func startEtcdForTest(t *testing.T, opts ...func(*embed.Config)) (stop func(), endpoint string) {
 	t.Helper()
-	e, endpoint, err := startEtcd(t.TempDir())
+	e, endpoint, err := startEtcd(t.TempDir(), opts...)
 	if err != nil {
 		t.Fatalf("start embedded etcd: %v", err)
 	}
