@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# What etcd's history costs without compaction, and what --etcd-compaction-interval keeps.
+# For each interval (0: never): a fresh one-member etcd (default fsync and 2 GiB quota), a fresh
+# hpa-recommender on it, and hpa-bench at a fleet's rate (10k targets, each decided every 15 s:
+# 667/s, open loop) for DURATION; every 10 s the etcd database file's size and etcd's RSS are
+# written to <out>/compaction-<interval>.tsv, the load's table to <out>/compaction-<interval>.txt.
+# Run from the repository root: docs/perf/pass16-compaction/run.sh OUT [interval...]
+set -euo pipefail
+OUT=$1
+shift
+INTERVALS=("${@:-0 30s}")
+DURATION=${DURATION:-180s}
+ETCD=${ETCD:-$HOME/.cache/hpa-recommender/etcd-v3.6.16/etcd}
+mkdir -p "$OUT" bin
+go build -o bin/hpa-recommender ./cmd/hpa-recommender
+go build -o bin/hpa-bench ./cmd/hpa-bench
+DATA=$(mktemp -d)
+trap 'rm -rf "$DATA"' EXIT
+for iv in ${INTERVALS[@]}; do
+	rm -rf "$DATA/etcd"
+	"$ETCD" --name c --data-dir "$DATA/etcd" --listen-client-urls http://127.0.0.1:23790 \
+		--advertise-client-urls http://127.0.0.1:23790 --listen-peer-urls http://127.0.0.1:23890 \
+		--initial-advertise-peer-urls http://127.0.0.1:23890 --initial-cluster c=http://127.0.0.1:23890 \
+		--listen-metrics-urls http://127.0.0.1:23990 2>"$DATA/etcd.log" &
+	etcd_pid=$!
+	until curl -fs http://127.0.0.1:23790/health | grep -q '"health":"true"'; do sleep 0.2; done
+	bin/hpa-recommender --store etcd --etcd-endpoints 127.0.0.1:23790 --etcd-compaction-interval "$iv" \
+		--metrics-listen '' --listen 127.0.0.1:50091 2>"$OUT/compaction-$iv.server.log" &
+	srv_pid=$!
+	until (echo >/dev/tcp/127.0.0.1/50091) 2>/dev/null; do sleep 0.1; done
+	printf 'seconds\tdb_bytes\tetcd_rss_kib\n' >"$OUT/compaction-$iv.tsv"
+	(
+		t0=$(date +%s)
+		while kill -0 "$srv_pid" 2>/dev/null; do
+			printf '%d\t%d\t%d\n' $(($(date +%s) - t0)) "$(stat -c %s "$DATA/etcd/member/snap/db")" \
+				"$(awk '/VmRSS/ {print $2}' /proc/$etcd_pid/status)" >>"$OUT/compaction-$iv.tsv"
+			sleep 10
+		done
+	) &
+	sampler=$!
+	bin/hpa-bench --addr 127.0.0.1:50091 --server-pid "$srv_pid" --store-pid "$etcd_pid" --targets 10000 \
+		--concurrency '' --rate 667 --warmup 0s --duration "$DURATION" --repeat 1 --loopback-probe 0 --quiet \
+		--json-out "$OUT/compaction-$iv.json" | tee "$OUT/compaction-$iv.txt"
+	kill "$srv_pid"
+	wait "$srv_pid" || true
+	wait "$sampler" || true
+	kill "$etcd_pid"
+	wait "$etcd_pid" || true
+done
