@@ -84,9 +84,19 @@ type service struct {
 // startService runs a real server over st on addr ("127.0.0.1:0" for a free port).
 func startService(t *testing.T, st store.Store, clk *clock, addr string) *service {
 	t.Helper()
+	return startServiceWith(t, st, clk, addr, nil)
+}
+
+// startServiceWith is startService with mutate (when not nil) changing the server's
+// configuration first.
+func startServiceWith(t *testing.T, st store.Store, clk *clock, addr string, mutate func(*server.Config)) *service {
+	t.Helper()
 	cfg := server.DefaultConfig()
 	cfg.Store = server.StoreMemory
 	cfg.MetricsListen = ""
+	if mutate != nil {
+		mutate(&cfg)
+	}
 	srv, err := server.New(cfg, server.Deps{Store: st, Now: clk.Now, Logger: quiet()})
 	if err != nil {
 		t.Fatal(err)

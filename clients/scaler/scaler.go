@@ -297,14 +297,15 @@ func (s *Scaler) syncOne(ctx context.Context, a *Autoscaler) (err error) {
 	cancel()
 	if err != nil {
 		s.tel.serviceErrors.WithLabelValues(status.Code(err).String()).Inc()
-		s.tel.serviceReachable.Set(0)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		if !unreachable(err) {
+			s.tel.serviceReachable.Set(1) // it answered, with a refusal
 			s.event(a, g.scale, corev1.EventTypeWarning, ReasonFailedGetRecommendation, "the hpa-recommender service refused the request: %v", status.Convert(err).Message())
 			return fmt.Errorf("recommend: %w", err)
 		}
+		s.tel.serviceReachable.Set(0)
 		return s.serviceDown(ctx, log, a, ts, g, shadow, err)
 	}
 	s.tel.serviceReachable.Set(1)

@@ -15,6 +15,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
+	"github.com/hpa-recommender/hpa-recommender/server"
 	"github.com/hpa-recommender/hpa-recommender/store/memstore"
 )
 
@@ -336,6 +337,40 @@ func TestFailStaticWhenServiceUnreachable(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("RecommenderUnavailable events = %d, want one per outage: %q", n, ev)
+	}
+}
+
+// TestRefusedIsNotUnreachable: a Recommend the service refuses (here over the cluster's rate)
+// fails the sync with a FailedGetRecommendation event, writes no scale, and leaves
+// hpa_scaler_service_reachable at 1: the service answered.
+func TestRefusedIsNotUnreachable(t *testing.T) {
+	w := newWorld(t, nil)
+	w.svc.stop()
+	w.svc = startServiceWith(t, memstore.New(), w.clk, "127.0.0.1:0", func(c *server.Config) { c.RateLimit, c.RateBurst = 0.001, 1 })
+	w.rec.Recommender = w.svc.client
+	if err := w.sync(t); err != nil {
+		t.Fatalf("first sync, within the burst: %v", err)
+	}
+	updates := w.c.updates()
+	err := w.sync(t)
+	if status.Code(errors.Unwrap(err)) != codes.ResourceExhausted {
+		t.Fatalf("second sync over the rate: error %v, want ResourceExhausted", err)
+	}
+	if !hasEvent(w.c.events(), ReasonFailedGetRecommendation) {
+		t.Errorf("events %q, want %s", w.c.events(), ReasonFailedGetRecommendation)
+	}
+	if n := w.c.updates(); n != updates {
+		t.Errorf("%d scale updates after a refused Recommend, want %d", n, updates)
+	}
+	if v := testutil.ToFloat64(w.s.tel.serviceReachable); v != 1 {
+		t.Errorf("hpa_scaler_service_reachable = %v after the service answered with a refusal, want 1", v)
+	}
+	w.svc.stop()
+	if err := w.sync(t); err == nil {
+		t.Fatal("sync succeeded without the service")
+	}
+	if v := testutil.ToFloat64(w.s.tel.serviceReachable); v != 0 {
+		t.Errorf("hpa_scaler_service_reachable = %v with the service stopped, want 0", v)
 	}
 }
 
