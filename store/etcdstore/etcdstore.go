@@ -403,11 +403,17 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 		return nil, err
 	}
 	defer unlock()
-	get, err := call(ctx, s, func(ctx context.Context) (*clientv3.GetResponse, error) { return s.kv.Get(ctx, k) })
+	// The first read is serializable: the member answers from what it has applied, without
+	// asking a quorum whether that is current (a linearizable read costs a heartbeat round on
+	// every member). A stale answer costs a retry, never a wrong result: a write is guarded by
+	// the revision read, compared through the leader, and a mismatch returns the current
+	// value; an answer without a write (fn's error, or nothing to change) is only given from a
+	// linearizable read.
+	kv, err := s.read(ctx, k, true)
 	if err != nil {
 		return nil, fmt.Errorf("update %s: %w", key, err)
 	}
-	kv := firstKV(get.Kvs)
+	fresh := false // kv is known current: read linearizably, or returned by a failed guard
 	for attempt := 1; ; attempt++ {
 		var cur *store.Target
 		guard := clientv3.Compare(clientv3.CreateRevision(k), "=", 0)
@@ -418,6 +424,13 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 			guard = clientv3.Compare(clientv3.ModRevision(k), "=", kv.ModRevision)
 		}
 		next, err := fn(cur)
+		if (err != nil || next == nil) && !fresh {
+			if kv, err = s.read(ctx, k, false); err != nil {
+				return nil, fmt.Errorf("update %s: %w", key, err)
+			}
+			fresh = true
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -447,7 +460,7 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 			return nil, fmt.Errorf("update %s: still racing other writers after %d attempts: %w",
 				key, attempt, store.ErrConflict)
 		}
-		kv = firstKV(txn.Responses[0].GetResponseRange().Kvs)
+		kv, fresh = firstKV(txn.Responses[0].GetResponseRange().Kvs), true
 		if err := sleep(ctx, backoff(attempt)); err != nil {
 			return nil, err
 		}
@@ -457,6 +470,20 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 // backoff is the jittered wait after the attempt-th lost race: nothing after the first (the
 // Txn returned the fresh record), then up to 1ms, 2ms, ... maxBackoff, so writers that keep
 // colliding spread out.
+// read returns key k's value (nil when absent), read serializably (from the member's applied
+// state, which may lag) or linearizably.
+func (s *Store) read(ctx context.Context, k string, serializable bool) (*mvccpb.KeyValue, error) {
+	var opts []clientv3.OpOption
+	if serializable {
+		opts = append(opts, clientv3.WithSerializable())
+	}
+	resp, err := call(ctx, s, func(ctx context.Context) (*clientv3.GetResponse, error) { return s.kv.Get(ctx, k, opts...) })
+	if err != nil {
+		return nil, err
+	}
+	return firstKV(resp.Kvs), nil
+}
+
 func backoff(attempt int) time.Duration {
 	if attempt < 2 {
 		return 0

@@ -505,3 +505,43 @@ func TestReplicasStartTogether(t *testing.T) {
 		})
 	}
 }
+
+// TestStaleReadNeverAnswers: Update's first read is serializable, and may lag (here it answers
+// as a member two writes behind). A write decided on it is retried on the current record, so
+// none is lost; an error, or nothing to change, is only answered from a linearizable read.
+func TestStaleReadNeverAnswers(t *testing.T) {
+	s := open(t, etcdstore.Config{Prefix: newPrefix()})
+	key := store.Key{Cluster: "c", Namespace: "n", Name: "web"}
+	first, err := s.Update(t.Context(), key, counter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := s.Update(t.Context(), key, counter); err != nil {
+			t.Fatal(err)
+		}
+	}
+	latest, err := s.Get(t.Context(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.StaleSerializableReads(first.Revision)
+
+	wantFresh := func(cur *store.Target) (*store.Target, error) {
+		if cur == nil || len(cur.Reported) != 3 {
+			return nil, fmt.Errorf("decided on a stale record: %v", cur.Reported)
+		}
+		return nil, errors.New("refused on the current record")
+	}
+	if _, err := s.Update(t.Context(), key, wantFresh); err == nil || err.Error() != "refused on the current record" {
+		t.Errorf("an error decided on the stale read: %v, want the one decided on the current record", err)
+	}
+	same, err := s.Update(t.Context(), key, func(*store.Target) (*store.Target, error) { return nil, nil })
+	if err != nil || same.Revision != latest.Revision || len(same.Reported) != 3 {
+		t.Errorf("nothing to change answered %+v, %v; want the current record, revision %d", same, err, latest.Revision)
+	}
+	next, err := s.Update(t.Context(), key, counter)
+	if err != nil || len(next.Reported) != 4 {
+		t.Errorf("a write decided on the stale read gave %+v, %v; want it retried on the current record (4 updates)", next, err)
+	}
+}

@@ -3,10 +3,31 @@ package etcdstore
 import (
 	"context"
 	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // DeleteUnseenSinceWithPause is DeleteUnseenSince running between after each range read, before
 // that batch's guarded deletions.
 func (s *Store) DeleteUnseenSinceWithPause(ctx context.Context, cutoff time.Time, between func()) (int, error) {
 	return s.deleteUnseenSince(ctx, cutoff, between)
+}
+
+// StaleSerializableReads makes every serializable read of s answer as a member that has
+// applied etcd's log only up to revision rev would: with etcd's own answer at that revision.
+// Linearizable reads and writes are unchanged.
+func (s *Store) StaleSerializableReads(rev int64) {
+	s.kv = staleKV{KV: s.kv, rev: rev}
+}
+
+type staleKV struct {
+	clientv3.KV
+	rev int64
+}
+
+func (k staleKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+	if clientv3.OpGet(key, opts...).IsSerializable() {
+		opts = append(opts, clientv3.WithRev(k.rev))
+	}
+	return k.KV.Get(ctx, key, opts...)
 }
