@@ -4,6 +4,7 @@ package main_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -14,6 +15,10 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 
 	"github.com/hpa-recommender/hpa-recommender/clients/bench"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
@@ -185,7 +190,8 @@ func runLoad(ctx context.Context, wl *bench.Workload, led *ledger, targets int, 
 	return wg.Wait
 }
 
-// TestCrashLoopEtcd is TestCrashLoop for one etcd-backed replica of three: callers spread
+// TestCrashLoopEtcd is TestCrashLoop for one etcd-backed replica of three, each compacting
+// etcd's history every 500 ms: callers spread
 // over all three, one replica is killed with SIGKILL at a random moment, the other two keep
 // serving (the test requires acknowledged calls after the kill), and then the store in etcd
 // is checked against everything acknowledged (verifyStore) before the killed replica restarts
@@ -195,14 +201,25 @@ func TestCrashLoopEtcd(t *testing.T) {
 	seed := uint64(envInt(t, "CRASHTEST_SEED", int(time.Now().UnixNano()%1e9)))
 	t.Logf("seed %d (CRASHTEST_SEED=%d repeats this run), %d iterations", seed, seed, iterations)
 	rng := rand.New(rand.NewPCG(seed, 1))
-	reps, prefix := startReplicas(t, 3, fmt.Sprintf("/crash-%d", seed))
+	// The replicas compact etcd's history every 500 ms, so kills also land during compactions.
+	compaction := []string{"--etcd-compaction-interval", "500ms"}
+	reps, prefix := startReplicas(t, 3, fmt.Sprintf("/crash-%d", seed), compaction...)
 	endpoint := sharedEtcd(t)
-	args := []string{"--store", "etcd", "--etcd-endpoints", endpoint, "--etcd-prefix", prefix}
+	args := append([]string{"--store", "etcd", "--etcd-endpoints", endpoint, "--etcd-prefix", prefix}, compaction...)
 	st, err := etcdstore.New(t.Context(), etcdstore.Config{Endpoints: []string{endpoint}, Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	raw, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	before, err := raw.Get(t.Context(), prefix, clientv3.WithCountOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
 	const targets = 40
 	wl := bench.NewWorkload("crash", "crash", targets)
 	var mu sync.Mutex // guards reps' clients while a replica restarts
@@ -244,6 +261,10 @@ func TestCrashLoopEtcd(t *testing.T) {
 	}
 	t.Logf("%d kills; verified %d targets' latest acknowledged decisions and %d acknowledged scale reports (%d calls acknowledged by the survivors after the kills)",
 		iterations, totalDecided, totalReported, afterKill)
+	// The kills landed while the replicas compacted: the history of before the load is gone.
+	if _, err := raw.Get(t.Context(), prefix, clientv3.WithRev(before.Header.Revision), clientv3.WithCountOnly()); !errors.Is(err, rpctypes.ErrCompacted) {
+		t.Errorf("revision %d, before the load, still readable after it (%v): the replicas did not compact", before.Header.Revision, err)
+	}
 }
 
 func envInt(t *testing.T, name string, def int) int {

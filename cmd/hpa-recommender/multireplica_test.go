@@ -96,14 +96,14 @@ type replica struct {
 
 // startReplicas starts n hpa-recommender processes on the shared etcd under one prefix: name
 // followed by a suffix of this run alone (the etcd outlives one test: go test -count=N runs it
-// again). It returns the replicas and that prefix.
-func startReplicas(t *testing.T, n int, name string) (reps []*replica, prefix string) {
+// again), each with the extra flags. It returns the replicas and that prefix.
+func startReplicas(t *testing.T, n int, name string, extra ...string) (reps []*replica, prefix string) {
 	t.Helper()
 	endpoint := sharedEtcd(t)
 	prefix = fmt.Sprintf("%s-%d", name, time.Now().UnixNano())
 	reps = make([]*replica, n)
 	for i := range reps {
-		p := startBinary(t, "--store", "etcd", "--etcd-endpoints", endpoint, "--etcd-prefix", prefix)
+		p := startBinary(t, append([]string{"--store", "etcd", "--etcd-endpoints", endpoint, "--etcd-prefix", prefix}, extra...)...)
 		reps[i] = &replica{p: p, client: pb.NewRecommenderServiceClient(dial(t, p.addr))}
 	}
 	return reps, prefix
