@@ -18,7 +18,6 @@ import (
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 
 	"github.com/hpa-recommender/hpa-recommender/clients/bench"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
@@ -211,11 +210,7 @@ func TestCrashLoopEtcd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	raw, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
+	raw := rawEtcd(t, endpoint)
 	before, err := raw.Get(t.Context(), prefix, clientv3.WithCountOnly())
 	if err != nil {
 		t.Fatal(err)

@@ -79,6 +79,18 @@ func sharedEtcd(t *testing.T) string {
 	return etcdEndpoint
 }
 
+// rawEtcd is a plain client of the etcd at endpoint, closed when the test ends: to look under
+// the replicas.
+func rawEtcd(t *testing.T, endpoint string) *clientv3.Client {
+	t.Helper()
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
 // stopSharedEtcd stops the shared etcd, if one was started, before its data directory goes:
 // a running etcd treats a vanished data directory as fatal and exits the process, which
 // failed a test binary once after every test had passed.
@@ -628,11 +640,7 @@ func TestEtcdCompactionByTheBinary(t *testing.T) {
 		reps = append(reps, startBinary(t, "--store", "etcd", "--etcd-endpoints", endpoint, "--etcd-prefix", prefix,
 			"--etcd-compaction-interval", "200ms", "--log-level", "debug"))
 	}
-	raw, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
+	raw := rawEtcd(t, endpoint)
 	first, err := raw.Get(t.Context(), prefix, clientv3.WithCountOnly())
 	if err != nil {
 		t.Fatal(err)

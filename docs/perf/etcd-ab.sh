@@ -15,29 +15,19 @@ mkdir -p "$OUT" bin
 go build -o bin/hpa-bench ./cmd/hpa-bench
 DATA=$(mktemp -d)
 trap 'rm -rf "$DATA"' EXIT
+# shellcheck source=docs/perf/etcd.sh
+source "$(dirname "$0")/etcd.sh"
 row() { # label binary pair
-	local i cluster="" endpoints="" pids=""
-	rm -rf "$DATA"/etcd-*
-	for ((i = 0; i < MEMBERS; i++)); do cluster+="${cluster:+,}m$i=http://127.0.0.1:$((23890 + i))"; done
-	for ((i = 0; i < MEMBERS; i++)); do
-		"$ETCD" --name "m$i" --data-dir "$DATA/etcd-$i" --listen-client-urls "http://127.0.0.1:$((23790 + i))" \
-			--advertise-client-urls "http://127.0.0.1:$((23790 + i))" --listen-peer-urls "http://127.0.0.1:$((23890 + i))" \
-			--initial-advertise-peer-urls "http://127.0.0.1:$((23890 + i))" --initial-cluster "$cluster" \
-			--listen-metrics-urls "http://127.0.0.1:$((23990 + i))" 2>"$DATA/etcd-$i.log" &
-		pids+="${pids:+,}$!"
-		endpoints+="${endpoints:+,}127.0.0.1:$((23790 + i))"
-	done
-	until curl -fs http://127.0.0.1:23790/health | grep -q '"health":"true"'; do sleep 0.2; done
-	"$2" --store etcd --etcd-endpoints "$endpoints" --metrics-listen '' --listen 127.0.0.1:50091 2>"$DATA/server.log" &
+	start_etcd "$MEMBERS"
+	"$2" --store etcd --etcd-endpoints "$ETCD_ENDPOINTS" --metrics-listen '' --listen 127.0.0.1:50091 2>"$DATA/server.log" &
 	local pid=$!
 	until (echo >/dev/tcp/127.0.0.1/50091) 2>/dev/null; do sleep 0.1; done
-	bin/hpa-bench --addr 127.0.0.1:50091 --baseline --server-pid "$pid" --store-pid "$pids" --targets "$TARGETS" \
+	bin/hpa-bench --addr 127.0.0.1:50091 --baseline --server-pid "$pid" --store-pid "$ETCD_PIDS" --targets "$TARGETS" \
 		--quiet --json-out "$OUT/$1-$TARGETS-$3.json" "${FLAGS[@]}" | tee "$OUT/$1-$TARGETS-$3.txt"
 	echo "etcd database: $(stat -c %s "$DATA/etcd-0/member/snap/db") bytes" | tee -a "$OUT/$1-$TARGETS-$3.txt"
 	kill "$pid"
 	wait "$pid" || true
-	for i in ${pids//,/ }; do kill "$i"; done
-	for i in ${pids//,/ }; do wait "$i" || true; done
+	stop_etcd
 }
 for ((p = 1; p <= PAIRS; p++)); do
 	if ((p % 2)); then

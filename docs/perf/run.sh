@@ -61,32 +61,8 @@ if [[ -z ${ONLY-} || " $ONLY " == *" noop-process "* ]]; then
 	kill "$noop_pid"
 	wait "$noop_pid" || true
 fi
-# start_etcd N: an etcd cluster of N members on this machine (default fsync), its client URLs
-# in ETCD_ENDPOINTS, its pids in ETCD_PIDS (comma-separated; the etcd rows report their CPU and
-# RSS with --store-pid, summed); stop_etcd ends it.
-start_etcd() {
-	local n=$1 cluster="" i
-	ETCD_ENDPOINTS="" ETCD_PIDS=""
-	for ((i = 0; i < n; i++)); do cluster+="${cluster:+,}m$i=http://127.0.0.1:$((23890 + i))"; done
-	for ((i = 0; i < n; i++)); do
-		"$ETCD" --name "m$i" --data-dir "$DATA/etcd$n-$i" --listen-client-urls "http://127.0.0.1:$((23790 + i))" \
-			--advertise-client-urls "http://127.0.0.1:$((23790 + i))" --listen-peer-urls "http://127.0.0.1:$((23890 + i))" \
-			--initial-advertise-peer-urls "http://127.0.0.1:$((23890 + i))" --initial-cluster "$cluster" \
-			--listen-metrics-urls "http://127.0.0.1:$((23990 + i))" 2>"$DATA/etcd$n-$i.log" &
-		ETCD_PIDS+="${ETCD_PIDS:+,}$!"
-		ETCD_ENDPOINTS+="${ETCD_ENDPOINTS:+,}127.0.0.1:$((23790 + i))"
-	done
-	for ((i = 0; i < n; i++)); do
-		until (echo >/dev/tcp/127.0.0.1/$((23790 + i))) 2>/dev/null; do sleep 0.1; done
-	done
-	# A member answers its port before the cluster has a leader; /health says when it has one.
-	until curl -fs "http://${ETCD_ENDPOINTS%%,*}/health" | grep -q '"health":"true"'; do sleep 0.2; done
-}
-stop_etcd() {
-	local pid
-	for pid in ${ETCD_PIDS//,/ }; do kill "$pid"; done
-	for pid in ${ETCD_PIDS//,/ }; do wait "$pid" || true; done
-}
+# shellcheck source=docs/perf/etcd.sh
+source "$(dirname "$0")/etcd.sh"
 # etcd_row NAME MEMBERS TARGETS [hpa-bench flags...]: one row on an etcd of its own, so that no
 # row reads the history an earlier one left (etcd keeps it until compacted, and a service
 # compacts every 5 minutes, longer than a row).
@@ -97,7 +73,6 @@ etcd_row() {
 	start_etcd "$members"
 	run "$name" etcd "$@"
 	stop_etcd
-	rm -rf "$DATA"/etcd"$members"-*
 }
 if [[ -n $ETCD ]]; then
 	# One member on the same machine: what a single-node etcd costs the service.

@@ -10,7 +10,6 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
-	"go.uber.org/zap"
 
 	"github.com/hpa-recommender/hpa-recommender/store"
 	"github.com/hpa-recommender/hpa-recommender/store/etcdstore"
@@ -49,16 +48,6 @@ func (c *compactions) waitPast(t *testing.T, rev int64) int64 {
 	defer c.mu.Unlock()
 	t.Fatalf("no compaction to revision %d or later in 20 s (compactions %v, errors %v)", rev, c.revs, c.errs)
 	return 0
-}
-
-func clientOf(t *testing.T, endpoint string) *clientv3.Client {
-	t.Helper()
-	c, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	return c
 }
 
 // TestCompaction: two replicas of one store, each compacting every 100 ms, drop etcd's history

@@ -42,8 +42,15 @@ func open(t *testing.T, cfg etcdstore.Config) *etcdstore.Store {
 	return s
 }
 
-// rawClient is a plain etcd client, to look under the store or to write what it would not.
+// rawClient is a plain etcd client of the shared etcd, to look under the store or to write
+// what it would not.
 func rawClient(t *testing.T) *clientv3.Client {
+	t.Helper()
+	return clientOf(t, endpoints...)
+}
+
+// clientOf is a plain etcd client of the etcd at endpoints, closed when the test ends.
+func clientOf(t *testing.T, endpoints ...string) *clientv3.Client {
 	t.Helper()
 	c, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
