@@ -105,6 +105,11 @@ func New(cfg Config, deps Deps) (*Server, error) {
 			return nil, fmt.Errorf("register store metrics: %w", err)
 		}
 	}
+	if r, ok := deps.Store.(store.CompactionReporter); ok {
+		if err := s.registry.Register(compactionCollector{r}); err != nil {
+			return nil, fmt.Errorf("register store compaction metrics: %w", err)
+		}
+	}
 	if cfg.TokensFile != "" {
 		tf, err := loadTokenFile(cfg.TokensFile)
 		if err != nil {

@@ -59,3 +59,26 @@ func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(storeCheckpointRecords, float64(st.CheckpointRecords))
 	counter(storeCheckpointSeconds, st.CheckpointTime.Seconds())
 }
+
+// compactionCollector exports a store's CompactionStats on every scrape of /metrics: whether
+// the etcd store's compactions succeed (an etcd never compacted fills its space quota).
+type compactionCollector struct{ r store.CompactionReporter }
+
+var (
+	storeCompactions = prometheus.NewDesc("hpa_recommender_store_compactions_total",
+		"Compactions of the store's history this process asked for (etcd, --etcd-compaction-interval), by result.", []string{"result"}, nil)
+	storeCompactedRevision = prometheus.NewDesc("hpa_recommender_store_compacted_revision",
+		"The revision this process last compacted the store's history to (0: none yet).", nil, nil)
+)
+
+func (compactionCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- storeCompactions
+	ch <- storeCompactedRevision
+}
+
+func (c compactionCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.r.CompactionStats()
+	ch <- prometheus.MustNewConstMetric(storeCompactions, prometheus.CounterValue, float64(st.Compactions), "done")
+	ch <- prometheus.MustNewConstMetric(storeCompactions, prometheus.CounterValue, float64(st.Failures), "failed")
+	ch <- prometheus.MustNewConstMetric(storeCompactedRevision, prometheus.GaugeValue, float64(st.Revision))
+}

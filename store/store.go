@@ -252,3 +252,18 @@ type Stats struct {
 type StatsReporter interface {
 	Stats() Stats
 }
+
+// CompactionStats is what a backend that compacts its database's history (etcd) reports for
+// monitoring; the server exports it on /metrics. Counters count from the store's opening.
+type CompactionStats struct {
+	// Compactions counts the compactions done (one another client made first included),
+	// Failures those that failed.
+	Compactions, Failures uint64
+	// Revision is the revision the history was last compacted to (0: not yet).
+	Revision int64
+}
+
+// CompactionReporter is implemented by backends that report CompactionStats (etcd).
+type CompactionReporter interface {
+	CompactionStats() CompactionStats
+}

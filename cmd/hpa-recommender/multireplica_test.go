@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -638,7 +639,7 @@ func TestEtcdCompactionByTheBinary(t *testing.T) {
 	var reps []*process
 	for range 2 {
 		reps = append(reps, startBinary(t, "--store", "etcd", "--etcd-endpoints", endpoint, "--etcd-prefix", prefix,
-			"--etcd-compaction-interval", "200ms", "--log-level", "debug"))
+			"--etcd-compaction-interval", "200ms", "--log-level", "debug", "--metrics-listen", "127.0.0.1:0"))
 	}
 	raw := rawEtcd(t, endpoint)
 	first, err := raw.Get(t.Context(), prefix, clientv3.WithCountOnly())
@@ -676,6 +677,23 @@ func TestEtcdCompactionByTheBinary(t *testing.T) {
 	}
 	if compacted == 0 {
 		t.Error("neither replica logged a compaction")
+	}
+	done := 0
+	for _, p := range reps {
+		if v := runtimeMetric(t, p.metrics, `hpa_recommender_store_compactions_total{result="failed"}`); v != "0" {
+			t.Errorf("failed compactions on /metrics: %s, want 0", v)
+		}
+		n, err := strconv.Atoi(runtimeMetric(t, p.metrics, `hpa_recommender_store_compactions_total{result="done"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		done += n
+		if rev := runtimeMetric(t, p.metrics, "hpa_recommender_store_compacted_revision"); n > 0 && rev == "0" {
+			t.Errorf("%d compactions but compacted revision %s", n, rev)
+		}
+	}
+	if done == 0 {
+		t.Error("no compaction counted on either replica's /metrics")
 	}
 	off := startBinary(t, "--store", "etcd", "--etcd-endpoints", endpoint, "--etcd-prefix", prefix, "--etcd-compaction-interval", "0")
 	if !strings.Contains(off.stderr.String(), "not compacting etcd's history (--etcd-compaction-interval 0)") {

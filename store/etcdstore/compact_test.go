@@ -91,6 +91,32 @@ func TestCompaction(t *testing.T) {
 	if len(a.errs)+len(b.errs) != 0 {
 		t.Errorf("compaction errors: %v, %v", a.errs, b.errs)
 	}
+	if st := s.CompactionStats(); st.Compactions == 0 || st.Failures != 0 || st.Revision < latest.Revision {
+		t.Errorf("compaction stats %+v: want compactions, no failure, a revision of at least %d", st, latest.Revision)
+	}
+}
+
+// TestCompactionFailureReported: with etcd gone, every compaction fails: OnCompact gets the
+// error and CompactionStats counts it.
+func TestCompactionFailureReported(t *testing.T) {
+	stop, endpoint := startEtcdForTest(t)
+	var c compactions
+	s := open(t, etcdstore.Config{Endpoints: []string{endpoint}, Prefix: newPrefix(), CompactionInterval: 100 * time.Millisecond,
+		RequestTimeout: 200 * time.Millisecond, OnCompact: c.on})
+	stop()
+	for deadline := time.Now().Add(10 * time.Second); s.CompactionStats().Failures == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no failed compaction 10 s after etcd stopped: %+v", s.CompactionStats())
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.errs) == 0 || !errors.Is(c.errs[0], store.ErrUnavailable) {
+		t.Errorf("OnCompact errors %v: want etcd unavailable", c.errs)
+	}
+	if st := s.CompactionStats(); st.Compactions != 0 {
+		t.Errorf("compaction stats %+v: nothing compacted without etcd", st)
+	}
 }
 
 // TestCompactionOff: a negative interval never compacts: the first version stays readable.

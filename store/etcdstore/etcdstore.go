@@ -111,6 +111,18 @@ type Store struct {
 	// closed when it has returned.
 	stopCompacting context.CancelFunc
 	compacted      chan struct{}
+	// compactions, compactFailures and compactedRev are CompactionStats'.
+	compactions, compactFailures atomic.Uint64
+	compactedRev                 atomic.Int64
+}
+
+var _ store.CompactionReporter = (*Store)(nil)
+
+// CompactionStats implements store.CompactionReporter.
+func (s *Store) CompactionStats() store.CompactionStats {
+	return store.CompactionStats{
+		Compactions: s.compactions.Load(), Failures: s.compactFailures.Load(), Revision: s.compactedRev.Load(),
+	}
 }
 
 var _ store.Store = (*Store)(nil)
@@ -215,8 +227,11 @@ func (s *Store) compactTo(ctx context.Context, rev, done int64) (next, compacted
 		return s.kv.Get(ctx, s.keys.version, clientv3.WithCountOnly())
 	})
 	if err != nil {
-		if ctx.Err() == nil && s.cfg.OnCompact != nil {
-			s.cfg.OnCompact(rev, fmt.Errorf("read etcd's revision before compacting: %w", err))
+		if ctx.Err() == nil {
+			s.compactFailures.Add(1)
+			if s.cfg.OnCompact != nil {
+				s.cfg.OnCompact(rev, fmt.Errorf("read etcd's revision before compacting: %w", err))
+			}
 		}
 		return rev, done
 	}
@@ -234,9 +249,12 @@ func (s *Store) compactTo(ctx context.Context, rev, done int64) (next, compacted
 		return cur, done
 	}
 	if err != nil {
+		s.compactFailures.Add(1)
 		err = fmt.Errorf("compact etcd to revision %d: %w", rev, err)
 	} else {
 		done = rev
+		s.compactedRev.Store(rev)
+		s.compactions.Add(1)
 	}
 	if s.cfg.OnCompact != nil {
 		s.cfg.OnCompact(rev, err)
