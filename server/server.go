@@ -439,12 +439,19 @@ func (s *Server) watchStore(ctx context.Context) {
 	}
 }
 
+// gcInterval is how often the server looks for targets unseen for ttl: a tenth of it, at most
+// every 10 minutes, so a target is forgotten at most a tenth of the TTL late. A pass reads
+// every stored target: at 100k targets on etcd it cost 6 s of etcd's CPU and 2 s of the
+// service's, per replica (2026-11-27), which every minute, as before, kept a tenth of a core
+// busy for a once-a-day forgetting.
+func gcInterval(ttl time.Duration) time.Duration { return min(ttl/10, 10*time.Minute) }
+
 // collectGarbage forgets targets unseen for cfg.TargetTTL.
 func (s *Server) collectGarbage(ctx context.Context) {
 	if s.cfg.TargetTTL <= 0 {
 		return
 	}
-	interval := min(s.cfg.TargetTTL/10, time.Minute)
+	interval := gcInterval(s.cfg.TargetTTL)
 	for {
 		select {
 		case <-ctx.Done():

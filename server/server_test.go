@@ -524,3 +524,32 @@ func contains(xs []string, x string) bool {
 	}
 	return false
 }
+
+// TestUnseenTargetsForgotten: with --target-ttl 1s (a pass every 100 ms), a target unseen for
+// longer than the TTL on the decision clock is forgotten, and one seen since stays.
+func TestUnseenTargetsForgotten(t *testing.T) {
+	clk := &clock{t: t0}
+	h := startServer(t, filepath.Join(t.TempDir(), "db"), clk, func(c *server.Config) { c.TargetTTL = time.Second })
+	old := externalRequest(t, 1, "10")
+	fresh := externalRequest(t, 1, "10")
+	fresh.Target.Name = "fresh"
+	if _, err := h.client.Recommend(t.Context(), old); err != nil {
+		t.Fatal(err)
+	}
+	clk.Set(t0.Add(1500 * time.Millisecond))
+	if _, err := h.client.Recommend(t.Context(), fresh); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		_, err := h.client.GetTarget(t.Context(), &pb.GetTargetRequest{Target: old.Target})
+		if status.Code(err) == codes.NotFound {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a target unseen for 1.5 s with a TTL of 1 s still there after 10 s: %v", err)
+		}
+	}
+	if _, err := h.client.GetTarget(t.Context(), &pb.GetTargetRequest{Target: fresh.Target}); err != nil {
+		t.Errorf("the target seen within the TTL: %v", err)
+	}
+}
