@@ -377,12 +377,10 @@ func (s *Store) Get(ctx context.Context, key store.Key) (*store.Target, error) {
 	if err := s.ready(ctx); err != nil {
 		return nil, err
 	}
-	k := s.keys.target(codec.EncodeKey(key))
-	resp, err := call(ctx, s, func(ctx context.Context) (*clientv3.GetResponse, error) { return s.kv.Get(ctx, k) })
+	kv, err := s.read(ctx, s.keys.target(codec.EncodeKey(key)), false)
 	if err != nil {
 		return nil, fmt.Errorf("get %s: %w", key, err)
 	}
-	kv := firstKV(resp.Kvs)
 	if kv == nil {
 		return nil, fmt.Errorf("get %s: %w", key, store.ErrNotFound)
 	}
@@ -485,9 +483,6 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 	}
 }
 
-// backoff is the jittered wait after the attempt-th lost race: nothing after the first (the
-// Txn returned the fresh record), then up to 1ms, 2ms, ... maxBackoff, so writers that keep
-// colliding spread out.
 // read returns key k's value (nil when absent), read serializably (from the member's applied
 // state, which may lag) or linearizably.
 func (s *Store) read(ctx context.Context, k string, serializable bool) (*mvccpb.KeyValue, error) {
@@ -502,6 +497,9 @@ func (s *Store) read(ctx context.Context, k string, serializable bool) (*mvccpb.
 	return firstKV(resp.Kvs), nil
 }
 
+// backoff is the jittered wait after the attempt-th lost race: nothing after the first (the
+// Txn returned the fresh record), then up to 1ms, 2ms, ... maxBackoff, so writers that keep
+// colliding spread out.
 func backoff(attempt int) time.Duration {
 	if attempt < 2 {
 		return 0
