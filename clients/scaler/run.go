@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/leaderelection"
@@ -165,7 +168,7 @@ func (s *Scaler) watchManifests(ctx context.Context, last string) {
 // every next one is SyncPeriod later, jittered by SyncJitter. A target still queued or in
 // flight is not queued again, so a slow target never piles up.
 func (s *Scaler) syncLoop(ctx context.Context) {
-	q := workqueue.NewTyped[string]()
+	q := workqueue.NewTypedDelayingQueue[string]()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer q.ShutDown()
@@ -180,6 +183,11 @@ func (s *Scaler) syncLoop(ctx context.Context) {
 				}
 				if err := s.SyncOne(ctx, key); err != nil && ctx.Err() == nil {
 					s.log.Debug("sync", "autoscaler", key, "error", err)
+					// A refusal that says when to try again (a replica at --max-inflight, a
+					// cluster over its rate) is tried again then, not a whole period later.
+					if d, ok := retryAfter(err); ok && d < s.cfg.SyncPeriod {
+						q.AddAfter(key, d)
+					}
 				}
 				q.Done(key)
 			}
@@ -220,6 +228,20 @@ func (s *Scaler) syncLoop(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+// retryAfter is the delay a ResourceExhausted refusal asks for in its RetryInfo.
+func retryAfter(err error) (time.Duration, bool) {
+	st, ok := status.FromError(err)
+	if !ok || st.Code() != codes.ResourceExhausted {
+		return 0, false
+	}
+	for _, d := range st.Details() {
+		if ri, ok := d.(*errdetails.RetryInfo); ok && ri.GetRetryDelay().IsValid() {
+			return max(ri.GetRetryDelay().AsDuration(), 0), true
+		}
+	}
+	return 0, false
 }
 
 // spread maps a key to [0, 1) stably.

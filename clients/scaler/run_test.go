@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
+	"github.com/hpa-recommender/hpa-recommender/server"
 	"github.com/hpa-recommender/hpa-recommender/store/memstore"
 )
 
@@ -319,5 +322,81 @@ func TestSyncLoopManyTargets(t *testing.T) {
 	}
 	if len(c.writes) != 0 {
 		t.Errorf("writes = %v at target load", c.writes)
+	}
+}
+
+// answers counts, per target, the Recommends the service answered and those it refused.
+type answers struct {
+	Recommender
+	mu                sync.Mutex
+	answered, refused map[string]int
+}
+
+func (a *answers) Recommend(ctx context.Context, req *pb.RecommendRequest, opts ...grpc.CallOption) (*pb.RecommendResponse, error) {
+	resp, err := a.Recommender.Recommend(ctx, req, opts...)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err != nil {
+		a.refused[req.GetTarget().GetName()]++
+	} else {
+		a.answered[req.GetTarget().GetName()]++
+	}
+	return resp, err
+}
+
+// TestRefusalRetriedWhenAsked: two autoscalers come due within a fraction of a second of each
+// other, on a service that admits one decision per 2 s for their cluster. The second is refused
+// with a RetryInfo of about 2 s and synced again then, not a whole 20 s period later.
+func TestRefusalRetriedWhenAsked(t *testing.T) {
+	// Two names whose first syncs fall in the first 2 s of a 20 s period, within 0.4 s of each
+	// other.
+	var names []string
+	for i := 0; len(names) < 2 && i < 100000; i++ {
+		n := fmt.Sprintf("web%d", i)
+		sp := spread("shop/" + n)
+		if (len(names) == 0 && sp < 0.1) || (len(names) == 1 && math.Abs(sp-spread("shop/"+names[0])) < 0.02) {
+			names = append(names, n)
+		}
+	}
+	if len(names) < 2 {
+		t.Fatalf("no two names found: %v", names)
+	}
+	clk := newClock()
+	c := newCluster()
+	svc := startServiceWith(t, memstore.New(), clk, "127.0.0.1:0", func(cfg *server.Config) { cfg.RateLimit, cfg.RateBurst = 0.5, 1 })
+	rec := &answers{Recommender: svc.client, answered: map[string]int{}, refused: map[string]int{}}
+	var manifests []string
+	for _, name := range names {
+		c.addDeployment("shop", name, 2, "app="+name)
+		c.addPods("shop", name, 2, "250m")
+		m := strings.ReplaceAll(webHPA, "name: web-hpa", "name: "+name)
+		manifests = append(manifests, strings.ReplaceAll(m, "name: web}", "name: "+name+"}"))
+	}
+	s := newScaler(t, c.kube, rec, clk, func(cfg *Config) {
+		cfg.Workers = 2
+		cfg.SyncPeriod = 20 * time.Second
+	}, manifests...)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); s.syncLoop(ctx) }()
+	defer func() { cancel(); <-done }()
+	both := func() (bool, map[string]int, map[string]int) {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		return rec.answered[names[0]] > 0 && rec.answered[names[1]] > 0, maps.Clone(rec.answered), maps.Clone(rec.refused)
+	}
+	// Both first syncs come due within 2 s; the refused one is answered ~2 s later, where
+	// without the retry it would wait for its next sync, 20 s on.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		ok, answered, refused := both()
+		if ok {
+			if len(refused) == 0 {
+				t.Fatalf("answered %v and nothing refused: the test did not provoke a refusal", answered)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10 s answered %v, refused %v: the refused autoscaler was not synced again when the refusal asked", answered, refused)
+		}
 	}
 }
