@@ -230,7 +230,12 @@ func (s *Scaler) syncLoop(ctx context.Context) {
 	}
 }
 
-// retryAfter is the delay a ResourceExhausted refusal asks for in its RetryInfo.
+// minRetryAfter is the shortest delay retryAfter gives, so that a refusal asking for none
+// cannot spin a worker.
+const minRetryAfter = 100 * time.Millisecond
+
+// retryAfter is the delay a ResourceExhausted refusal asks for in its RetryInfo, at least
+// minRetryAfter.
 func retryAfter(err error) (time.Duration, bool) {
 	st, ok := status.FromError(err)
 	if !ok || st.Code() != codes.ResourceExhausted {
@@ -238,7 +243,7 @@ func retryAfter(err error) (time.Duration, bool) {
 	}
 	for _, d := range st.Details() {
 		if ri, ok := d.(*errdetails.RetryInfo); ok && ri.GetRetryDelay().IsValid() {
-			return max(ri.GetRetryDelay().AsDuration(), 0), true
+			return max(ri.GetRetryDelay().AsDuration(), minRetryAfter), true
 		}
 	}
 	return 0, false

@@ -17,7 +17,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"k8s.io/client-go/kubernetes/fake"
 
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
@@ -397,6 +401,33 @@ func TestRefusalRetriedWhenAsked(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("after 10 s answered %v, refused %v: the refused autoscaler was not synced again when the refusal asked", answered, refused)
+		}
+	}
+}
+
+// TestRetryAfter: the delay of a ResourceExhausted's RetryInfo, wrapped or not, at least
+// minRetryAfter; nothing for another code or without a RetryInfo.
+func TestRetryAfter(t *testing.T) {
+	withDelay := func(c codes.Code, d time.Duration) error {
+		st, err := status.New(c, "refused").WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(d)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Err()
+	}
+	for _, tc := range []struct {
+		err  error
+		want time.Duration
+		ok   bool
+	}{
+		{withDelay(codes.ResourceExhausted, 3*time.Second), 3 * time.Second, true},
+		{fmt.Errorf("recommend: %w", withDelay(codes.ResourceExhausted, time.Second)), time.Second, true},
+		{withDelay(codes.ResourceExhausted, 0), minRetryAfter, true},
+		{withDelay(codes.Unavailable, time.Second), 0, false},
+		{status.Error(codes.ResourceExhausted, "no RetryInfo"), 0, false},
+	} {
+		if got, ok := retryAfter(tc.err); got != tc.want || ok != tc.ok {
+			t.Errorf("retryAfter(%v) = %v, %v; want %v, %v", tc.err, got, ok, tc.want, tc.ok)
 		}
 	}
 }
