@@ -107,7 +107,7 @@ func DefaultConfig() Config {
 		BoltCachedTargets:      1000,
 		CachedSpecs:            4096,
 		EtcdPrefix:             "/hpa-recommender",
-		EtcdCompactionInterval: 5 * time.Minute, // etcdstore.DefaultCompactionInterval
+		EtcdCompactionInterval: time.Minute, // etcdstore.DefaultCompactionInterval
 		RateBurst:              100,
 		MaxRequestBytes:        4 << 20,
 		MaxPods:                20000,

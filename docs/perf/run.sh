@@ -64,8 +64,7 @@ fi
 # shellcheck source=docs/perf/etcd.sh
 source "$(dirname "$0")/etcd.sh"
 # etcd_row NAME MEMBERS TARGETS [hpa-bench flags...]: one row on an etcd of its own, so that no
-# row reads the history an earlier one left (etcd keeps it until compacted, and a service
-# compacts every 5 minutes, longer than a row).
+# row reads the history an earlier one left (etcd keeps it until compacted).
 etcd_row() {
 	local name=$1 members=$2
 	shift 2
