@@ -61,24 +61,11 @@ func TestCompaction(t *testing.T) {
 	s := open(t, etcdstore.Config{Endpoints: []string{endpoint}, Prefix: prefix, CompactionInterval: 100 * time.Millisecond, OnCompact: a.on})
 	open(t, etcdstore.Config{Endpoints: []string{endpoint}, Prefix: prefix, CompactionInterval: 100 * time.Millisecond, OnCompact: b.on})
 	key := store.Key{Cluster: "c", Namespace: "n", Name: "web"}
-	var first int64
-	for i := range 10 {
-		tg, err := s.Update(t.Context(), key, counter)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i == 0 {
-			first = tg.Revision
-		}
-	}
-	latest, err := s.Get(t.Context(), key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	first, latest := countTo(t, s, key, 10)
 	rev := a.waitPast(t, latest.Revision)
 	b.waitPast(t, latest.Revision)
-	if _, err := raw.Get(t.Context(), "x", clientv3.WithRev(first)); !errors.Is(err, rpctypes.ErrCompacted) {
-		t.Errorf("read at revision %d after a compaction to %d: error %v, want %v", first, rev, err, rpctypes.ErrCompacted)
+	if _, err := raw.Get(t.Context(), "x", clientv3.WithRev(first.Revision)); !errors.Is(err, rpctypes.ErrCompacted) {
+		t.Errorf("read at revision %d after a compaction to %d: error %v, want %v", first.Revision, rev, err, rpctypes.ErrCompacted)
 	}
 	again, err := s.Get(t.Context(), key)
 	if err != nil || again.Revision != latest.Revision || len(again.Reported) != 10 {
@@ -119,22 +106,20 @@ func TestCompactionFailureReported(t *testing.T) {
 	}
 }
 
-// TestCompactionOff: a negative interval never compacts: the first version stays readable.
+// TestCompactionOff: a negative interval runs no compaction loop at all (where no interval
+// runs one at the default), and the first version stays readable.
 func TestCompactionOff(t *testing.T) {
 	_, endpoint := startEtcdForTest(t)
+	if every := open(t, etcdstore.Config{Endpoints: []string{endpoint}, Prefix: newPrefix()}).CompactingEvery(); every != etcdstore.DefaultCompactionInterval {
+		t.Errorf("no interval: compacting every %v, want the default %v", every, etcdstore.DefaultCompactionInterval)
+	}
 	raw := clientOf(t, endpoint)
 	var c compactions
 	s := open(t, etcdstore.Config{Endpoints: []string{endpoint}, Prefix: newPrefix(), CompactionInterval: -1, OnCompact: c.on})
-	key := store.Key{Cluster: "c", Namespace: "n", Name: "web"}
-	tg, err := s.Update(t.Context(), key, counter)
-	if err != nil {
-		t.Fatal(err)
+	if every := s.CompactingEvery(); every != 0 {
+		t.Errorf("interval -1: compacting every %v, want no compaction loop", every)
 	}
-	for range 5 {
-		if _, err := s.Update(t.Context(), key, counter); err != nil {
-			t.Fatal(err)
-		}
-	}
+	tg, _ := countTo(t, s, store.Key{Cluster: "c", Namespace: "n", Name: "web"}, 6)
 	time.Sleep(500 * time.Millisecond)
 	if _, err := raw.Get(t.Context(), "x", clientv3.WithRev(tg.Revision)); err != nil {
 		t.Errorf("read at the first revision with compaction off: %v", err)

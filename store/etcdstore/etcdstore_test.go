@@ -184,6 +184,23 @@ func TestPrefixesAreSeparate(t *testing.T) {
 
 // counter adds one to Spec.MaxReplicas and records the count it saw in Reported, so a lost
 // update shows as a short count or a repeated id.
+// countTo updates key n times with counter and returns the target after the first update and
+// after the last.
+func countTo(t *testing.T, s *etcdstore.Store, key store.Key, n int) (first, last *store.Target) {
+	t.Helper()
+	for i := range n {
+		tg, err := s.Update(t.Context(), key, counter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = tg
+		}
+		last = tg
+	}
+	return first, last
+}
+
 func counter(cur *store.Target) (*store.Target, error) {
 	if cur == nil {
 		cur = &store.Target{}
@@ -519,19 +536,7 @@ func TestReplicasStartTogether(t *testing.T) {
 func TestStaleReadNeverAnswers(t *testing.T) {
 	s := open(t, etcdstore.Config{Prefix: newPrefix()})
 	key := store.Key{Cluster: "c", Namespace: "n", Name: "web"}
-	first, err := s.Update(t.Context(), key, counter)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 2 {
-		if _, err := s.Update(t.Context(), key, counter); err != nil {
-			t.Fatal(err)
-		}
-	}
-	latest, err := s.Get(t.Context(), key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	first, latest := countTo(t, s, key, 3)
 	s.StaleSerializableReads(first.Revision)
 
 	wantFresh := func(cur *store.Target) (*store.Target, error) {

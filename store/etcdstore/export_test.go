@@ -31,3 +31,11 @@ func (k staleKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption)
 	}
 	return k.KV.Get(ctx, key, opts...)
 }
+
+// CompactingEvery is the interval of s's compaction loop, 0 when none runs.
+func (s *Store) CompactingEvery() time.Duration {
+	if s.stopCompacting == nil {
+		return 0
+	}
+	return s.cfg.CompactionInterval
+}
