@@ -16,15 +16,12 @@ go build -o bin/hpa-recommender ./cmd/hpa-recommender
 go build -o bin/hpa-bench ./cmd/hpa-bench
 DATA=$(mktemp -d)
 trap 'rm -rf "$DATA"' EXIT
+# shellcheck source=docs/perf/etcd.sh
+source "$(dirname "$0")/../etcd.sh"
 for iv in ${INTERVALS[@]}; do
-	rm -rf "$DATA/etcd"
-	"$ETCD" --name c --data-dir "$DATA/etcd" --listen-client-urls http://127.0.0.1:23790 \
-		--advertise-client-urls http://127.0.0.1:23790 --listen-peer-urls http://127.0.0.1:23890 \
-		--initial-advertise-peer-urls http://127.0.0.1:23890 --initial-cluster c=http://127.0.0.1:23890 \
-		--listen-metrics-urls http://127.0.0.1:23990 2>"$DATA/etcd.log" &
-	etcd_pid=$!
-	until curl -fs http://127.0.0.1:23790/health | grep -q '"health":"true"'; do sleep 0.2; done
-	bin/hpa-recommender --store etcd --etcd-endpoints 127.0.0.1:23790 --etcd-compaction-interval "$iv" \
+	start_etcd 1
+	etcd_pid=$ETCD_PIDS
+	bin/hpa-recommender --store etcd --etcd-endpoints "$ETCD_ENDPOINTS" --etcd-compaction-interval "$iv" \
 		--metrics-listen '' --listen 127.0.0.1:50091 2>"$OUT/compaction-$iv.server.log" &
 	srv_pid=$!
 	until (echo >/dev/tcp/127.0.0.1/50091) 2>/dev/null; do sleep 0.1; done
@@ -32,7 +29,7 @@ for iv in ${INTERVALS[@]}; do
 	(
 		t0=$(date +%s)
 		while kill -0 "$srv_pid" 2>/dev/null; do
-			printf '%d\t%d\t%d\n' $(($(date +%s) - t0)) "$(stat -c %s "$DATA/etcd/member/snap/db")" \
+			printf '%d\t%d\t%d\n' $(($(date +%s) - t0)) "$(stat -c %s "$DATA/etcd-0/member/snap/db")" \
 				"$(awk '/VmRSS/ {print $2}' /proc/$etcd_pid/status)" >>"$OUT/compaction-$iv.tsv"
 			sleep 10
 		done
@@ -44,6 +41,5 @@ for iv in ${INTERVALS[@]}; do
 	kill "$srv_pid"
 	wait "$srv_pid" || true
 	wait "$sampler" || true
-	kill "$etcd_pid"
-	wait "$etcd_pid" || true
+	stop_etcd
 done
