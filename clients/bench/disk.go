@@ -29,7 +29,7 @@ type DiskSync struct {
 // for this process: no spinning goroutine advanced. On a quiet machine there are none. The
 // VM these figures were measured on stops whole once every 100 ms while every vCPU is busy
 // and the guest writes to its disk (most likely its host capping the VM's CPU time, disk
-// emulation included, by period; docs/PERFORMANCE.md, "fourteenth pass"), and everything in
+// emulation included, by period; docs/PERFORMANCE-HISTORY.md, "fourteenth pass"), and everything in
 // flight waits for the stop's end.
 type Stalls struct {
 	// Share is the stalls' total over the probe's duration.

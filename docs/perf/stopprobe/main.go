@@ -1,7 +1,7 @@
 // Command stopprobe runs hpa-bench's busy disk probe with the syncs paced, their writes sized
 // and the spinning goroutines counted and paced as asked (bench.ProbeStops), and prints its
 // line: how long the machine stood still, every CPU at once, and for how many syncs. The
-// fifteenth pass of docs/PERFORMANCE.md measured with it what this VM's stops depend on. From
+// fifteenth pass of docs/PERFORMANCE-HISTORY.md measured with it what this VM's stops depend on. From
 // the repository root:
 //
 //	go run ./docs/perf/stopprobe -rate 1000 -size 4096 -d 4s
