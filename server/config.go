@@ -63,6 +63,11 @@ type Config struct {
 	// interval of it (0: never; see etcdstore.Config.CompactionInterval). Without compaction
 	// etcd grows with every decision until its space quota stops every write.
 	EtcdCompactionInterval time.Duration
+	// EtcdCachedTargets is how many targets' latest records the etcd store keeps, so that a
+	// decision on a target this replica decided last makes one round trip to etcd instead of
+	// two (default 4096, ~1.6 KB each; 0: the default; negative: none). See
+	// etcdstore.Config.CachedRecords.
+	EtcdCachedTargets int
 	// TLSCert and TLSKey enable TLS; ClientCA additionally requires client certificates (mTLS;
 	// with TokensFile too, a bearer token may replace the certificate).
 	TLSCert, TLSKey, ClientCA string
@@ -108,6 +113,7 @@ func DefaultConfig() Config {
 		CachedSpecs:            4096,
 		EtcdPrefix:             "/hpa-recommender",
 		EtcdCompactionInterval: time.Minute, // etcdstore.DefaultCompactionInterval
+		EtcdCachedTargets:      4096,        // etcdstore.DefaultCachedRecords
 		RateBurst:              100,
 		MaxRequestBytes:        4 << 20,
 		MaxPods:                20000,
@@ -153,6 +159,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.EtcdCert, "etcd-cert", c.EtcdCert, "client certificate for etcd (PEM; enables TLS to etcd)")
 	fs.StringVar(&c.EtcdKey, "etcd-key", c.EtcdKey, "client private key for etcd (PEM)")
 	fs.DurationVar(&c.EtcdCompactionInterval, "etcd-compaction-interval", c.EtcdCompactionInterval, "how often to compact etcd's history, keeping one interval of it; compaction is cluster-wide (0: never, for an etcd that compacts itself with --auto-compaction-retention; without any, etcd fills its space quota and refuses writes)")
+	fs.IntVar(&c.EtcdCachedTargets, "etcd-cached-targets", c.EtcdCachedTargets, "targets whose latest record the etcd store keeps (~1.6 KB each), so that deciding a target this replica decided last takes one round trip to etcd instead of two (0: the default, negative: none)")
 	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "TLS certificate file (PEM)")
 	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "TLS private key file (PEM)")
 	fs.StringVar(&c.ClientCA, "client-ca", c.ClientCA, "CA bundle for client certificates (enables mTLS)")

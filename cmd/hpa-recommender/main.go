@@ -88,7 +88,7 @@ func run(args []string) error {
 		}
 		e, err := etcdstore.New(context.Background(), etcdstore.Config{
 			Endpoints: cfg.EtcdEndpoints, Prefix: cfg.EtcdPrefix, TLS: tc,
-			CompactionInterval: compaction, OnCompact: logCompaction(log),
+			CompactionInterval: compaction, OnCompact: logCompaction(log), CachedRecords: cfg.EtcdCachedTargets,
 		})
 		if err != nil {
 			return err

@@ -700,3 +700,57 @@ func TestEtcdCompactionByTheBinary(t *testing.T) {
 		t.Errorf("with the interval 0, no warning:\n%s", off.stderr.String())
 	}
 }
+
+// TestEtcdKeptRecordsByTheBinary: a replica decides a target it decided last from the record
+// it kept (--etcd-cached-targets), without reading etcd, and decides again on the current
+// record when another replica wrote it since; /metrics counts both. With the flag negative,
+// every decision reads.
+func TestEtcdKeptRecordsByTheBinary(t *testing.T) {
+	endpoint := sharedEtcd(t)
+	for _, tc := range []struct {
+		name                  string
+		flag                  string
+		kept, read, conflicts string
+	}{
+		// A: read, kept, kept; B: read; A: kept, but stale, so a conflict.
+		{"default", "0", "3", "1", "1"},
+		// A: read, read, read; B: read; A: read, current, no conflict.
+		{"none", "-1", "0", "4", "0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			prefix := fmt.Sprintf("/mr-kept-%d", time.Now().UnixNano())
+			var reps []*process
+			for range 2 {
+				reps = append(reps, startBinary(t, "--store", "etcd", "--etcd-endpoints", endpoint, "--etcd-prefix", prefix,
+					"--etcd-cached-targets", tc.flag, "--metrics-listen", "127.0.0.1:0"))
+			}
+			ref := &pb.TargetRef{Cluster: "mr", Namespace: "kept", Name: "web"}
+			var last *pb.RecommendResponse
+			for i, r := range []int{0, 0, 0, 1, 0} {
+				resp, err := pb.NewRecommenderServiceClient(dial(t, reps[r].addr)).Recommend(t.Context(),
+					&pb.RecommendRequest{Target: ref, Spec: mrSpec(t, "{}"), CurrentReplicas: 3, Metrics: queue(40 + i)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				last = resp
+			}
+			got, err := pb.NewRecommenderServiceClient(dial(t, reps[1].addr)).GetTarget(t.Context(), &pb.GetTargetRequest{Target: ref})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if stored := got.GetLastDecision().GetResponse().GetDecisionTime(); !stored.AsTime().Equal(last.GetDecisionTime().AsTime()) {
+				t.Errorf("stored last decision at %v, want the last Recommend's, %v", stored.AsTime(), last.GetDecisionTime().AsTime())
+			}
+			a := reps[0].metrics
+			for _, m := range []struct{ name, want string }{
+				{`hpa_recommender_store_update_starts_total{from="kept"}`, tc.kept},
+				{`hpa_recommender_store_update_starts_total{from="read"}`, tc.read},
+				{"hpa_recommender_store_update_conflicts_total", tc.conflicts},
+			} {
+				if v := runtimeMetric(t, a, m.name); v != m.want {
+					t.Errorf("replica A's %s = %s, want %s", m.name, v, m.want)
+				}
+			}
+		})
+	}
+}

@@ -64,6 +64,14 @@ type Config struct {
 	// history shares.
 	// Replicas sharing an etcd each compact; a compaction another one made first is no error.
 	CompactionInterval time.Duration
+	// CachedRecords is how many targets' latest records this replica keeps, so that an Update
+	// of a target this replica wrote or read last starts from it instead of reading etcd: one
+	// round trip to etcd per decision instead of two. A record this replica wrote is kept in
+	// the binary format, ~1.6 KB, one it read as JSON, ~4 KB; the default,
+	// DefaultCachedRecords, holds ~7 MB of records it wrote. Negative: none. An entry another
+	// replica made stale costs a failed guarded write instead of the read, never a wrong
+	// result.
+	CachedRecords int
 	// OnCompact, when set, is called after each compaction the store asks etcd for, with the
 	// revision and the request's error (nil when etcd compacted, or had already compacted past
 	// it). It must not block.
@@ -78,6 +86,8 @@ const (
 	DefaultMaxAttempts    = 16
 	// DefaultCompactionInterval is Config.CompactionInterval's default.
 	DefaultCompactionInterval = time.Minute
+	// DefaultCachedRecords is Config.CachedRecords' default.
+	DefaultCachedRecords = 4096
 )
 
 const (
@@ -106,6 +116,10 @@ type Store struct {
 	// honours the context.
 	stripes [lockStripes]chan struct{}
 	seed    maphash.Seed
+	// recent is where Update starts from when it holds the key (see recent).
+	recent *recent
+	// fromKept, fromRead and conflicts are UpdateStats'.
+	fromKept, fromRead, conflicts atomic.Uint64
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -119,7 +133,15 @@ type Store struct {
 	compactedRev                 atomic.Int64
 }
 
-var _ store.CompactionReporter = (*Store)(nil)
+var (
+	_ store.CompactionReporter = (*Store)(nil)
+	_ store.UpdateReporter     = (*Store)(nil)
+)
+
+// UpdateStats implements store.UpdateReporter.
+func (s *Store) UpdateStats() store.UpdateStats {
+	return store.UpdateStats{FromKept: s.fromKept.Load(), FromRead: s.fromRead.Load(), Conflicts: s.conflicts.Load()}
+}
 
 // CompactionStats implements store.CompactionReporter.
 func (s *Store) CompactionStats() store.CompactionStats {
@@ -156,6 +178,9 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
+	if cfg.CachedRecords == 0 {
+		cfg.CachedRecords = DefaultCachedRecords
+	}
 	client, err := clientv3.New(clientv3.Config{
 		Endpoints:   cfg.Endpoints,
 		DialTimeout: cfg.DialTimeout,
@@ -172,7 +197,8 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open etcd store %v: %w", cfg.Endpoints, translateErr(err))
 	}
-	s := &Store{client: client, kv: client.KV, keys: newKeys(cfg.Prefix), cfg: cfg, seed: maphash.MakeSeed()}
+	s := &Store{client: client, kv: client.KV, keys: newKeys(cfg.Prefix), cfg: cfg, seed: maphash.MakeSeed(),
+		recent: newRecent(cfg.CachedRecords)}
 	for i := range s.stripes {
 		s.stripes[i] = make(chan struct{}, 1)
 	}
@@ -405,10 +431,11 @@ func (s *Store) lock(ctx context.Context, k string) (unlock func(), err error) {
 	}
 }
 
-// Update implements store.Store: read, fn, then a Txn that writes only if the key's
-// ModRevision is still the one read (CreateRevision 0 when it was absent). On a lost race the
-// Txn returns the current record, so a retry costs one round trip; after MaxAttempts lost
-// races Update fails with ErrConflict. Calls for one key within this process take turns.
+// Update implements store.Store: read (or take the record this replica last saw, see
+// recent), fn, then a Txn that writes only if the key's ModRevision is still the one read
+// (CreateRevision 0 when it was absent). On a lost race the Txn returns the current record,
+// so a retry costs one round trip; after MaxAttempts lost races Update fails with
+// ErrConflict. Calls for one key within this process take turns.
 func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) (*store.Target, error) {
 	if err := codec.CheckKey(key); err != nil {
 		return nil, err
@@ -422,15 +449,21 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 		return nil, err
 	}
 	defer unlock()
-	// The first read is serializable: the member answers from what it has applied, without
-	// asking a quorum whether that is current (a linearizable read costs a heartbeat round on
-	// every member). A stale answer costs a retry, never a wrong result: a write is guarded by
-	// the revision read, compared through the leader, and a mismatch returns the current
-	// value; an answer without a write (fn's error, or nothing to change) is only given from a
-	// linearizable read.
-	kv, err := s.read(ctx, k, true)
-	if err != nil {
-		return nil, fmt.Errorf("update %s: %w", key, err)
+	// The first read is the record this replica last saw, else a serializable read: the
+	// member answers from what it has applied, without asking a quorum whether that is current
+	// (a linearizable read costs a heartbeat round on every member). A stale answer costs a
+	// retry, never a wrong result: a write is guarded by the revision read, compared through
+	// the leader, and a mismatch returns the current value; an answer without a write (fn's
+	// error, or nothing to change) is only given from a linearizable read.
+	kv := s.recent.get(k)
+	if kv != nil {
+		s.fromKept.Add(1)
+	} else {
+		if kv, err = s.read(ctx, k, true); err != nil {
+			return nil, fmt.Errorf("update %s: %w", key, err)
+		}
+		s.recent.saw(k, kv)
+		s.fromRead.Add(1)
 	}
 	fresh := false // kv is known current: read linearizably, or returned by a failed guard
 	for attempt := 1; ; attempt++ {
@@ -447,6 +480,7 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 			if kv, err = s.read(ctx, k, false); err != nil {
 				return nil, fmt.Errorf("update %s: %w", key, err)
 			}
+			s.recent.saw(k, kv)
 			fresh = true
 			continue
 		}
@@ -469,21 +503,39 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 			return s.kv.Txn(ctx).If(guard).Then(clientv3.OpPut(k, string(enc))).Else(clientv3.OpGet(k)).Commit()
 		})
 		if err != nil {
+			s.recent.forget(k) // the write may have been applied or not
 			return nil, fmt.Errorf("update %s: %w", key, err)
 		}
 		if txn.Succeeded {
 			// The Txn's revision is the one its Put wrote.
+			s.keep(k, &withKey, txn.Header.Revision)
 			return decode(key, &mvccpb.KeyValue{Value: enc, ModRevision: txn.Header.Revision})
 		}
+		s.conflicts.Add(1)
 		if attempt >= s.cfg.MaxAttempts {
 			return nil, fmt.Errorf("update %s: still racing other writers after %d attempts: %w",
 				key, attempt, store.ErrConflict)
 		}
 		kv, fresh = firstKV(txn.Responses[0].GetResponseRange().Kvs), true
+		s.recent.saw(k, kv)
 		if err := sleep(ctx, backoff(attempt)); err != nil {
 			return nil, err
 		}
 	}
+}
+
+// keep records t, just written to etcd key k at revision rev, for the next Update of k to start
+// from (see recent), in the binary record format.
+func (s *Store) keep(k string, t *store.Target, rev int64) {
+	if !s.recent.admits(k) {
+		return
+	}
+	b, err := codec.Binary.Marshal(t, 0)
+	if err != nil { // cannot be: t was just encoded as JSON; start from a read then
+		s.recent.forget(k)
+		return
+	}
+	s.recent.put(k, b, rev)
 }
 
 // read returns key k's value (nil when absent), read serializably (from the member's applied
@@ -534,6 +586,7 @@ func (s *Store) Delete(ctx context.Context, key store.Key) error {
 		return err
 	}
 	k := s.keys.target(codec.EncodeKey(key))
+	s.recent.forget(k)
 	resp, err := call(ctx, s, func(ctx context.Context) (*clientv3.DeleteResponse, error) { return s.kv.Delete(ctx, k) })
 	if err != nil {
 		return fmt.Errorf("delete %s: %w", key, err)
@@ -627,6 +680,7 @@ func (s *Store) deleteUnseenSince(ctx context.Context, cutoff time.Time, beforeD
 			}
 			if seen.Before(cutoff) {
 				k := string(kv.Key)
+				s.recent.forget(k)
 				doomed = append(doomed, clientv3.OpTxn(
 					[]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(k), "=", kv.ModRevision)},
 					[]clientv3.Op{clientv3.OpDelete(k)}, nil))
