@@ -20,6 +20,7 @@ import (
 	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/hpa-recommender/hpa-recommender/store"
+	"github.com/hpa-recommender/hpa-recommender/store/internal/bounded"
 	"github.com/hpa-recommender/hpa-recommender/store/internal/codec"
 )
 
@@ -222,7 +223,7 @@ func open(db *bolt.DB, path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{db: db, path: path, maxBatch: opts.MaxBatchSize, opts: opts,
-		hints: newHints(opts.CachedTargets), wal: w, seq: int64(seq), applied: last, overlay: map[string]logged{},
+		hints: bounded.New[hint](opts.CachedTargets), wal: w, seq: int64(seq), applied: last, overlay: map[string]logged{},
 		ckPoke: make(chan struct{}, 1), ckStop: make(chan struct{}), ckDone: make(chan struct{}),
 		tx: &batchTx{idx: map[string]int{}}}
 	s.tx.s = s
@@ -414,7 +415,7 @@ func (s *Store) commit(tx *batchTx, batch []*write) {
 			s.pokeCheckpoint()
 		}
 		if logErr != nil {
-			s.hints.clear() // entries of this batch name revisions that were never stored
+			s.hints.Clear() // entries of this batch name revisions that were never stored
 		}
 	}
 	tx.reset()
@@ -819,10 +820,10 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, 
 		baseRev  int64         // its revision; 0: none
 		baseSpec []byte        // its spec's encoding (nil: unknown), frozen
 	)
-	h, cached := s.hints.get(k)
+	h, cached := s.hints.GetBytes(k)
 	// keep: build the decoded copy of what is written, for the cache and for Update's result.
 	// Apply returns nothing, so its write builds one only for a key the cache holds or admits.
-	keep := !shared || cached || s.hints.admit()
+	keep := !shared || cached || s.hints.Admit()
 	if cached {
 		base, baseRev, baseSpec = h.t, h.rev, h.spec
 	} else {
@@ -890,12 +891,12 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, 
 		}
 		tx.put(k, out, rev, v != nil)
 		if next.frozen == nil { // not kept (Apply): the entry, if any, is stale now
-			s.hints.drop(k)
+			s.hints.DeleteBytes(k)
 			return nil
 		}
 		stored := *next.frozen // a new entry: a published one is never modified
 		stored.Revision = rev
-		s.hints.put(k, rev, &stored, next.spec)
+		s.hints.Put(string(k), hint{rev: rev, t: &stored, spec: next.spec})
 		result = &stored
 		return nil
 	})
@@ -972,7 +973,7 @@ func (s *Store) Delete(ctx context.Context, key store.Key) error {
 		if v == nil {
 			return store.ErrNotFound
 		}
-		s.hints.drop(k)
+		s.hints.DeleteBytes(k)
 		tx.put(k, nil, tx.nextRev(), true)
 		return nil
 	})
@@ -1081,7 +1082,7 @@ func (s *Store) DeleteUnseenSince(ctx context.Context, cutoff time.Time) (int, e
 				if !seen.Before(cutoff) {
 					continue // seen again since the scan
 				}
-				s.hints.drop(k)
+				s.hints.DeleteBytes(k)
 				tx.put(k, nil, tx.nextRev(), true)
 				n++
 			}
@@ -1139,7 +1140,7 @@ func (s *Store) Check() error {
 				first = err
 			}
 		}
-		for k, h := range s.hints.snapshot() {
+		for k, h := range s.hints.Snapshot() {
 			v, _ := s.lookup(tx, []byte(k))
 			if rev, ok := codec.Revision(v); !ok || rev != h.rev {
 				continue // stale: never trusted

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hpa-recommender/hpa-recommender/recommender"
 	"github.com/hpa-recommender/hpa-recommender/store"
+	"github.com/hpa-recommender/hpa-recommender/store/internal/bounded"
 	"github.com/hpa-recommender/hpa-recommender/store/internal/codec"
 )
 
@@ -41,7 +42,7 @@ func TestStaleHintIsNotTrusted(t *testing.T) {
 		t.Fatalf("MaxReplicas %d after 3 bumps", stored.Spec.MaxReplicas)
 	}
 	ek := codec.EncodeKey(k)
-	h, ok := s.hints.get(ek)
+	h, ok := s.hints.GetBytes(ek)
 	if !ok || h.rev != stored.Revision || h.t.Spec.MaxReplicas != 3 {
 		t.Fatalf("cache entry %+v, %v; want revision %d and MaxReplicas 3", h, ok, stored.Revision)
 	}
@@ -54,9 +55,9 @@ func TestStaleHintIsNotTrusted(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			want := stored.Spec.MaxReplicas + 1
 			if bogus.t == nil {
-				s.hints.drop(ek)
+				s.hints.DeleteBytes(ek)
 			} else {
-				s.hints.put(ek, bogus.rev, bogus.t, nil)
+				s.hints.Put(string(ek), hint{rev: bogus.rev, t: bogus.t, spec: nil})
 			}
 			got, err := s.Update(ctx, k, bump)
 			if err != nil {
@@ -74,7 +75,7 @@ func TestStaleHintIsNotTrusted(t *testing.T) {
 	if err := s.checkpoint(); err != nil {
 		t.Fatal(err)
 	}
-	s.hints.put(ek, stored.Revision, stored, nil)
+	s.hints.Put(string(ek), hint{rev: stored.Revision, t: stored, spec: nil})
 	if err := s.db.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bucketTargets).Delete(ek) }); err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func TestStaleHintIsNotTrusted(t *testing.T) {
 }
 
 // TestHintsBounded: the cache never holds more than its bound; it admits every target while it
-// has room, then about one Apply in admitOneIn of a target it does not hold (the others build no
+// has room, then about one Apply in bounded.AdmitOneIn of a target it does not hold (the others build no
 // decoded copy), keeps a target it holds, and Delete drops the entry.
 func TestHintsBounded(t *testing.T) {
 	s, err := Open(filepath.Join(t.TempDir(), "hpa.db"), Options{CachedTargets: 5})
@@ -98,14 +99,14 @@ func TestHintsBounded(t *testing.T) {
 	defer s.Close()
 	ctx := t.Context()
 	key := func(i int) store.Key { return store.Key{Cluster: "c", Namespace: "ns", Name: fmt.Sprintf("t%d", i)} }
-	cached := func(k store.Key) bool { _, ok := s.hints.get(codec.EncodeKey(k)); return ok }
+	cached := func(k store.Key) bool { _, ok := s.hints.GetBytes(codec.EncodeKey(k)); return ok }
 	const n = 800
 	admitted := 0
 	for i := range n {
 		if err := s.Apply(ctx, key(i), bump); err != nil {
 			t.Fatal(err)
 		}
-		if l := s.hints.len(); l > 5 {
+		if l := s.hints.Len(); l > 5 {
 			t.Fatalf("%d cache entries after %d targets, bound 5", l, i+1)
 		}
 		switch {
@@ -117,7 +118,7 @@ func TestHintsBounded(t *testing.T) {
 	}
 	// Binomial(795, 1/8): mean 99, standard deviation 9.3.
 	if lo, hi := 50, 150; admitted < lo || admitted > hi {
-		t.Fatalf("%d of %d targets missing from a full cache were admitted, want about one in %d", admitted, n-5, admitOneIn)
+		t.Fatalf("%d of %d targets missing from a full cache were admitted, want about one in %d", admitted, n-5, bounded.AdmitOneIn)
 	}
 	var held store.Key
 	for i := range n {

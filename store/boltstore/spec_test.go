@@ -114,7 +114,7 @@ func TestSpecReuse(t *testing.T) {
 		if err != nil {
 			t.Fatalf("step %d (%s): %v", i, step.name, err)
 		}
-		h, ok := s.hints.get(ek)
+		h, ok := s.hints.GetBytes(ek)
 		if !ok {
 			t.Fatalf("step %d (%s): not cached", i, step.name)
 		}
@@ -178,13 +178,13 @@ func TestCheckCatchesABadSpecEncoding(t *testing.T) {
 		t.Fatalf("Check before any harm: %v", err)
 	}
 	ek := codec.EncodeKey(k)
-	h, _ := s.hints.get(ek)
+	h, _ := s.hints.GetBytes(ek)
 	if len(h.spec) == 0 {
 		t.Fatal("no cached spec encoding")
 	}
 	bad := slices.Clone(h.spec)
 	bad[len(bad)-1] ^= 1
-	s.hints.put(ek, h.rev, h.t, bad)
+	s.hints.Put(string(ek), hint{rev: h.rev, t: h.t, spec: bad})
 	if err := s.Check(); err == nil || !strings.Contains(err.Error(), "cached spec encoding") {
 		t.Errorf("Check after a cached spec encoding was changed: %v, want it to say so", err)
 	}

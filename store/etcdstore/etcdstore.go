@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/hpa-recommender/hpa-recommender/store"
+	"github.com/hpa-recommender/hpa-recommender/store/internal/bounded"
 	"github.com/hpa-recommender/hpa-recommender/store/internal/codec"
 )
 
@@ -116,8 +117,8 @@ type Store struct {
 	// honours the context.
 	stripes [lockStripes]chan struct{}
 	seed    maphash.Seed
-	// recent is where Update starts from when it holds the key (see recent).
-	recent *recent
+	// recent is where Update starts from when it holds the key (see recent.go).
+	recent *bounded.Map[recentRecord]
 	// fromKept, fromRead and conflicts are UpdateStats'.
 	fromKept, fromRead, conflicts atomic.Uint64
 
@@ -198,7 +199,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("open etcd store %v: %w", cfg.Endpoints, translateErr(err))
 	}
 	s := &Store{client: client, kv: client.KV, keys: newKeys(cfg.Prefix), cfg: cfg, seed: maphash.MakeSeed(),
-		recent: newRecent(cfg.CachedRecords)}
+		recent: bounded.New[recentRecord](cfg.CachedRecords)}
 	for i := range s.stripes {
 		s.stripes[i] = make(chan struct{}, 1)
 	}
@@ -432,7 +433,7 @@ func (s *Store) lock(ctx context.Context, k string) (unlock func(), err error) {
 }
 
 // Update implements store.Store: read (or take the record this replica last saw, see
-// recent), fn, then a Txn that writes only if the key's ModRevision is still the one read
+// recent.go), fn, then a Txn that writes only if the key's ModRevision is still the one read
 // (CreateRevision 0 when it was absent). On a lost race the Txn returns the current record,
 // so a retry costs one round trip; after MaxAttempts lost races Update fails with
 // ErrConflict. Calls for one key within this process take turns.
@@ -455,14 +456,14 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 	// retry, never a wrong result: a write is guarded by the revision read, compared through
 	// the leader, and a mismatch returns the current value; an answer without a write (fn's
 	// error, or nothing to change) is only given from a linearizable read.
-	kv := s.recent.get(k)
+	kv := s.kept(k)
 	if kv != nil {
 		s.fromKept.Add(1)
 	} else {
 		if kv, err = s.read(ctx, k, true); err != nil {
 			return nil, fmt.Errorf("update %s: %w", key, err)
 		}
-		s.recent.saw(k, kv)
+		s.saw(k, kv)
 		s.fromRead.Add(1)
 	}
 	fresh := false // kv is known current: read linearizably, or returned by a failed guard
@@ -480,7 +481,7 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 			if kv, err = s.read(ctx, k, false); err != nil {
 				return nil, fmt.Errorf("update %s: %w", key, err)
 			}
-			s.recent.saw(k, kv)
+			s.saw(k, kv)
 			fresh = true
 			continue
 		}
@@ -503,7 +504,7 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 			return s.kv.Txn(ctx).If(guard).Then(clientv3.OpPut(k, string(enc))).Else(clientv3.OpGet(k)).Commit()
 		})
 		if err != nil {
-			s.recent.forget(k) // the write may have been applied or not
+			s.recent.Delete(k) // the write may have been applied or not
 			return nil, fmt.Errorf("update %s: %w", key, err)
 		}
 		if txn.Succeeded {
@@ -517,25 +518,11 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 				key, attempt, store.ErrConflict)
 		}
 		kv, fresh = firstKV(txn.Responses[0].GetResponseRange().Kvs), true
-		s.recent.saw(k, kv)
+		s.saw(k, kv)
 		if err := sleep(ctx, backoff(attempt)); err != nil {
 			return nil, err
 		}
 	}
-}
-
-// keep records t, just written to etcd key k at revision rev, for the next Update of k to start
-// from (see recent), in the binary record format.
-func (s *Store) keep(k string, t *store.Target, rev int64) {
-	if !s.recent.admits(k) {
-		return
-	}
-	b, err := codec.Binary.Marshal(t, 0)
-	if err != nil { // cannot be: t was just encoded as JSON; start from a read then
-		s.recent.forget(k)
-		return
-	}
-	s.recent.put(k, b, rev)
 }
 
 // read returns key k's value (nil when absent), read serializably (from the member's applied
@@ -586,7 +573,7 @@ func (s *Store) Delete(ctx context.Context, key store.Key) error {
 		return err
 	}
 	k := s.keys.target(codec.EncodeKey(key))
-	s.recent.forget(k)
+	s.recent.Delete(k)
 	resp, err := call(ctx, s, func(ctx context.Context) (*clientv3.DeleteResponse, error) { return s.kv.Delete(ctx, k) })
 	if err != nil {
 		return fmt.Errorf("delete %s: %w", key, err)
@@ -680,7 +667,7 @@ func (s *Store) deleteUnseenSince(ctx context.Context, cutoff time.Time, beforeD
 			}
 			if seen.Before(cutoff) {
 				k := string(kv.Key)
-				s.recent.forget(k)
+				s.recent.Delete(k)
 				doomed = append(doomed, clientv3.OpTxn(
 					[]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(k), "=", kv.ModRevision)},
 					[]clientv3.Op{clientv3.OpDelete(k)}, nil))

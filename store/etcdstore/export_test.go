@@ -67,4 +67,4 @@ func (k countingKV) Txn(ctx context.Context) clientv3.Txn {
 }
 
 // RecentRecords is how many records s keeps for its Updates to start from.
-func (s *Store) RecentRecords() int { return s.recent.len() }
+func (s *Store) RecentRecords() int { return s.recent.Len() }
