@@ -457,7 +457,8 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 	// the leader, and a mismatch returns the current value; an answer without a write (fn's
 	// error, or nothing to change) is only given from a linearizable read.
 	kv := s.kept(k)
-	if kv != nil {
+	fromKept := kv != nil
+	if fromKept {
 		s.fromKept.Add(1)
 	} else {
 		if kv, err = s.read(ctx, k, true); err != nil {
@@ -509,10 +510,13 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 		}
 		if txn.Succeeded {
 			// The Txn's revision is the one its Put wrote.
-			s.keep(k, &withKey, txn.Header.Revision)
+			s.keep(k, &withKey, txn.Header.Revision, fromKept && attempt == 1)
 			return decode(key, &mvccpb.KeyValue{Value: enc, ModRevision: txn.Header.Revision})
 		}
 		s.conflicts.Add(1)
+		if fromKept && attempt == 1 {
+			s.stale(k)
+		}
 		if attempt >= s.cfg.MaxAttempts {
 			return nil, fmt.Errorf("update %s: still racing other writers after %d attempts: %w",
 				key, attempt, store.ErrConflict)

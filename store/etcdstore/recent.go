@@ -20,38 +20,62 @@ import (
 // binary record format of the bbolt store, a third of the bytes and faster to decode, to the
 // same target (codec's TestBinaryIsTheRoundTrip). Values are never modified (codec.Unmarshal
 // does not alias its input) and hold no pointers, so the collector does not scan them.
+//
+// A caller whose calls a load balancer spreads over the replicas (a service mesh balancing
+// each request) makes another replica write the target between two of this one's decisions,
+// so its kept record is stale nearly every time, and a failed guarded write costs etcd more
+// than a read (it goes through etcd's log). So a key whose kept record was stale starts its
+// next 2^level updates from a read, level growing by one with each stale record, up to
+// maxSkipLevel, and falling by one with each kept record that was current: two replicas
+// taking turns on a target lose 6 guarded writes in their first 100 updates and then one in
+// 65, and a caller that stays on one replica loses none (TestKeptRecordsBackOffWhenSpread).
 type recentRecord struct {
-	val []byte
+	val []byte // nil: none kept
 	rev int64
+	// skip is how many more updates of the key start from a read; level, how far it backs off.
+	skip  int32
+	level int8
 }
 
-// kept returns the record kept for k as a KeyValue, or nil.
+// maxSkipLevel bounds the back-off of a key whose kept records were stale: 2^6 updates.
+const maxSkipLevel = 6
+
+// kept returns the record kept for k, unless none is or k is backing off.
 func (s *Store) kept(k string) *mvccpb.KeyValue {
 	e, ok := s.recent.Get(k)
-	if !ok {
+	switch {
+	case !ok:
+		return nil
+	case e.skip > 0:
+		e.skip--
+		s.recent.Put(k, e)
+		return nil
+	case e.val == nil:
 		return nil
 	}
 	return &mvccpb.KeyValue{Value: e.val, ModRevision: e.rev}
 }
 
-// admits reports whether k may have a record kept: it has one, or the map admits it.
-func (s *Store) admits(k string) bool {
-	_, ok := s.recent.Get(k)
-	return ok || s.recent.Admit()
-}
-
 // saw records what etcd said k holds: kv, or nothing when kv is nil.
 func (s *Store) saw(k string, kv *mvccpb.KeyValue) {
-	if kv == nil {
+	e, ok := s.recent.Get(k)
+	switch {
+	case kv == nil && ok && (e.skip > 0 || e.level > 0):
+		e.val, e.rev = nil, 0 // keep the back-off
+		s.recent.Put(k, e)
+	case kv == nil:
 		s.recent.Delete(k)
-	} else if s.admits(k) {
-		s.recent.Put(k, recentRecord{val: kv.Value, rev: kv.ModRevision})
+	case ok || s.recent.Admit():
+		e.val, e.rev = kv.Value, kv.ModRevision
+		s.recent.Put(k, e)
 	}
 }
 
 // keep records t, just written to etcd key k at revision rev, in the binary record format.
-func (s *Store) keep(k string, t *store.Target, rev int64) {
-	if !s.admits(k) {
+// current says the update started from a kept record that was current.
+func (s *Store) keep(k string, t *store.Target, rev int64, current bool) {
+	e, ok := s.recent.Get(k)
+	if !ok && !s.recent.Admit() {
 		return
 	}
 	b, err := codec.Binary.Marshal(t, 0)
@@ -59,5 +83,17 @@ func (s *Store) keep(k string, t *store.Target, rev int64) {
 		s.recent.Delete(k)
 		return
 	}
-	s.recent.Put(k, recentRecord{val: b, rev: rev})
+	if current && e.level > 0 {
+		e.level--
+	}
+	e.val, e.rev = b, rev
+	s.recent.Put(k, e)
+}
+
+// stale records that the record kept for k was not current: k backs off one level more.
+func (s *Store) stale(k string) {
+	e, _ := s.recent.Get(k)
+	e.level = min(e.level+1, maxSkipLevel)
+	e.skip = 1 << e.level
+	s.recent.Put(k, e)
 }

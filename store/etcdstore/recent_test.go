@@ -152,3 +152,39 @@ func TestRecentRecordAfterDelete(t *testing.T) {
 		})
 	}
 }
+
+// TestKeptRecordsBackOffWhenSpread: two replicas taking turns on one target, as a load
+// balancer spreading a caller's calls would make them, find their kept record stale every
+// time; each backs off from it, losing few guarded writes, and a replica that then has the
+// target to itself starts from its kept record again.
+func TestKeptRecordsBackOffWhenSpread(t *testing.T) {
+	prefix := newPrefix()
+	a := open(t, etcdstore.Config{Prefix: prefix})
+	b := open(t, etcdstore.Config{Prefix: prefix})
+	key := store.Key{Cluster: "c", Namespace: "n", Name: "spread"}
+	const turns = 100
+	for range turns {
+		countTo(t, a, key, 1)
+		countTo(t, b, key, 1)
+	}
+	for _, r := range []struct {
+		name string
+		s    *etcdstore.Store
+	}{{"a", a}, {"b", b}} {
+		// Stale at updates 2, 5, 10, 19, 36 and 69: 6 of 100 (without backing off, 99).
+		t.Logf("replica %s: %+v", r.name, r.s.UpdateStats())
+		if c := r.s.UpdateStats().Conflicts; c < 1 || c > 10 {
+			t.Errorf("replica %s lost %d guarded writes in %d turns, want 1 to 10", r.name, c, turns)
+		}
+	}
+	before := a.UpdateStats()
+	_, last := countTo(t, a, key, 300)
+	after := a.UpdateStats()
+	if kept := after.FromKept - before.FromKept; kept < 200 || after.Conflicts != before.Conflicts {
+		t.Errorf("alone, replica a started %d of 300 updates from its kept record with %d conflicts; want at least 200, none",
+			kept, after.Conflicts-before.Conflicts)
+	}
+	if last.Spec.MaxReplicas != 2*turns+300 {
+		t.Errorf("the record counts %d updates, want %d", last.Spec.MaxReplicas, 2*turns+300)
+	}
+}
