@@ -9,7 +9,7 @@ import (
 // RegisterFlags binds every field but Progress to a flag of fs, with the current values as
 // defaults.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.Addr, "addr", c.Addr, "service to load (empty: baseline only)")
+	fs.StringVar(&c.Addr, "addr", c.Addr, "service to load (empty: baseline only); several replicas of it: comma-separated addresses, each target's calls going to one of them (see --spread)")
 	fs.IntVar(&c.Conns, "conns", c.Conns, "gRPC connections shared by the callers")
 	fs.IntVar(&c.Targets, "targets", c.Targets, "distinct targets (bench-0 ... bench-<N-1>)")
 	fs.StringVar(&c.Cluster, "cluster", c.Cluster, "cluster of the targets")
@@ -23,7 +23,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.Duration, "duration", c.Duration, "measured length of each run")
 	fs.IntVar(&c.Repeat, "repeat", c.Repeat, "repeats of each run (the summary gives medians)")
 	fs.BoolVar(&c.Baseline, "baseline", c.Baseline, "also drive a no-op server (the baseline) and report ratios")
-	fs.IntVar(&c.ServerPID, "server-pid", c.ServerPID, "the service's pid, for its CPU and RSS (0: not reported)")
+	ints(fs, &c.ServerPIDs, "server-pid", "the service's pid, for its CPU and RSS; with several addresses, comma-separated pids of its replicas, summed (empty: not reported)")
+	fs.BoolVar(&c.Spread, "spread", c.Spread, "with several --addr, send each target's successive calls to the addresses in turn, as a load balancer that spreads each call does (default: each target's calls to one address, as a scaler keeps one connection)")
 	ints(fs, &c.StorePIDs, "store-pid", "the processes of the service's store when it runs apart (etcd members): comma-separated pids, whose CPU and RSS are summed and reported beside the service's")
 	fs.StringVar(&c.StoreFile, "store-file", c.StoreFile, "the service's bbolt file, for its size per target")
 	fs.StringVar(&c.ServerMetrics, "server-metrics", c.ServerMetrics, "the service's Prometheus page (http://host:port/metrics), read before and after each run for the server's own handling time of Recommend (p50, p99, share within 5 ms, from its histogram) and, with the bbolt store, its writes per log sync, commit and sync times, share of the time spent committing, records checkpointed per write and targets waiting in the log")

@@ -139,7 +139,7 @@ func TestRecommendSendsRequest(t *testing.T) {
 	}
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)
-	conns, closeAll, err := dial(lis.Addr().String(), 1)
+	conns, closeAll, err := dial([]string{lis.Addr().String()}, 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestRecommendSendsRequest(t *testing.T) {
 	now := time.Now()
 	for i := range 5 {
 		wl.Applied(i, int32(5*i+1))
-		resp, err := recommend(t.Context(), conns[0].cc, wl, i, now)
+		resp, err := recommend(t.Context(), conns.conns[0].cc, wl, i, now)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -188,8 +188,16 @@ func (r *Report) WriteTable(w io.Writer) error {
 	case r.Config.DistinctSpecs:
 		specs = "a distinct spec per target"
 	}
-	fmt.Fprintf(w, "targets %d (%s), %d conn(s), warm-up %s, %s per run, %d repeat(s) (medians); load average %s -> %s\n",
-		r.Config.Targets, specs, r.Config.Conns, r.Config.Warmup, r.Config.Duration, r.Config.Repeat, r.LoadAvg, r.LoadAvgAt)
+	conns := fmt.Sprintf("%d conn(s)", r.Config.Conns)
+	if n := len(r.Config.addrs()); n > 1 {
+		route := "each target's calls to one"
+		if r.Config.Spread {
+			route = "each target's calls spread over them"
+		}
+		conns = fmt.Sprintf("%d replicas (%s), %d conn(s) to each, their srv columns summed", n, route, r.Config.Conns)
+	}
+	fmt.Fprintf(w, "targets %d (%s), %s, warm-up %s, %s per run, %d repeat(s) (medians); load average %s -> %s\n",
+		r.Config.Targets, specs, conns, r.Config.Warmup, r.Config.Duration, r.Config.Repeat, r.LoadAvg, r.LoadAvgAt)
 	switch {
 	case r.Config.Baseline && len(r.Config.NoopCommand) > 0:
 		fmt.Fprintln(w, "baseline: a no-op server in a process of its own (its srv columns are that process's)")

@@ -22,7 +22,13 @@ import (
 // Config is one benchmark run. DefaultConfig gives every default.
 type Config struct {
 	// Addr is the service to load (default 127.0.0.1:50051). Empty runs the baseline only.
+	// Several replicas of it: comma-separated addresses. Then each target's calls all go to
+	// one of them (target i to address i mod N), as a scaler keeps its connection to one
+	// replica, unless Spread.
 	Addr string
+	// Spread, with several addresses, sends each target's successive calls to the addresses
+	// in turn, as a load balancer that spreads each call over the replicas does.
+	Spread bool `json:",omitempty"`
 	// Conns is the number of gRPC connections the callers share (default 1).
 	Conns int
 	// Targets is how many distinct targets the load spreads over (default 1000).
@@ -59,6 +65,9 @@ type Config struct {
 	NoopCommand []string `json:",omitempty"`
 	// ServerPID is the service's process, for its CPU time and RSS (0: not reported).
 	ServerPID int
+	// ServerPIDs are more of the service's processes (its other replicas, with several
+	// addresses): their CPU time and RSS are summed with ServerPID's.
+	ServerPIDs []int `json:",omitempty"`
 	// StorePIDs are the processes of the service's store when it runs apart from the service
 	// (etcd's members): their CPU time and RSS, summed, are reported beside the service's for
 	// its runs, so that a decision's whole cost is on the page (nil: not reported).
@@ -137,6 +146,20 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("--store-pid %d must be a process id", pid))
 		}
 	}
+	for _, pid := range c.ServerPIDs {
+		if pid < 1 {
+			errs = append(errs, fmt.Errorf("--server-pid %d must be a process id", pid))
+		}
+	}
+	for _, a := range strings.Split(c.Addr, ",") {
+		if c.Addr != "" && strings.TrimSpace(a) == "" {
+			errs = append(errs, fmt.Errorf("--addr %q: an empty address in the list", c.Addr))
+			break
+		}
+	}
+	if c.Spread && len(c.addrs()) < 2 {
+		errs = append(errs, errors.New("--spread needs several addresses in --addr"))
+	}
 	if len(c.StorePIDs) > 0 && c.Addr == "" {
 		errs = append(errs, errors.New("--store-pid needs --addr: the store's processes are the service's"))
 	}
@@ -147,6 +170,26 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("--load-swing %g must be at least 0 and below 1", c.LoadSwing))
 	}
 	return errors.Join(errs...)
+}
+
+// addrs is Addr's addresses.
+func (c *Config) addrs() []string {
+	if c.Addr == "" {
+		return nil
+	}
+	as := strings.Split(c.Addr, ",")
+	for i := range as {
+		as[i] = strings.TrimSpace(as[i])
+	}
+	return as
+}
+
+// serverPIDs is ServerPID and ServerPIDs: the service's processes.
+func (c *Config) serverPIDs() []int {
+	if c.ServerPID > 0 {
+		return append([]int{c.ServerPID}, c.ServerPIDs...)
+	}
+	return c.ServerPIDs
 }
 
 // Result is one measured run against one server.
@@ -253,8 +296,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	type target struct {
 		name    string
-		conns   []conn
-		pid     int
+		conns   pool
+		pids    []int  // the server's processes
 		store   []int  // the store's processes (Config.StorePIDs)
 		metrics string // the Prometheus page to read the store's metrics from ("": none)
 		hostile *hostile
@@ -280,26 +323,31 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			defer noop.Stop()
 			addr = noop.Addr()
 		}
-		cl, closeAll, err := dial(addr, cfg.Conns)
+		cl, closeAll, err := dial([]string{addr}, cfg.Conns, false)
 		if err != nil {
 			return nil, err
 		}
 		defer closeAll()
-		targets = append(targets, target{name: "baseline", conns: cl, pid: pid})
+		var pids []int
+		if pid > 0 {
+			pids = []int{pid}
+		}
+		targets = append(targets, target{name: "baseline", conns: cl, pids: pids})
 	}
 	if cfg.Addr != "" {
-		cl, closeAll, err := dial(cfg.Addr, cfg.Conns)
+		addrs := cfg.addrs()
+		cl, closeAll, err := dial(addrs, cfg.Conns, cfg.Spread)
 		if err != nil {
 			return nil, err
 		}
 		defer closeAll()
-		svc := target{name: "service", conns: cl, pid: cfg.ServerPID, store: cfg.StorePIDs, metrics: cfg.ServerMetrics}
+		svc := target{name: "service", conns: cl, pids: cfg.serverPIDs(), store: cfg.StorePIDs, metrics: cfg.ServerMetrics}
 		if cfg.Hostile > 0 {
-			svc.hostile = newHostile(cfg.Addr, cl[0].client, wl)
+			svc.hostile = newHostile(addrs[0], cl.conns[0].client, wl)
 		}
 		targets = append(targets, svc)
 		if cfg.Populate {
-			p, err := populate(ctx, cfg, wl, svc.conns, svc.pid)
+			p, err := populate(ctx, cfg, wl, svc.conns, svc.pids)
 			if err != nil {
 				return nil, err
 			}
@@ -335,7 +383,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 					}
 					read = time.Now()
 				}
-				res, err := measureWith(ctx, cfg, wl, t.conns, t.pid, t.store, t.hostile, r.mode, r.conc, r.rate)
+				res, err := measureWith(ctx, cfg, wl, t.conns, t.pids, t.store, t.hostile, r.mode, r.conc, r.rate)
 				if err != nil {
 					return nil, err
 				}
@@ -373,31 +421,57 @@ type conn struct {
 	client pb.RecommenderServiceClient
 }
 
-func dial(addr string, n int) ([]conn, func(), error) {
-	var conns []conn
+// pool is the connections the callers share: perAddr to each of several addresses.
+type pool struct {
+	conns   []conn // perAddr to the first address, then perAddr to the second, ...
+	perAddr int
+	spread  bool // each target's successive calls go to the addresses in turn
+}
+
+// pick returns the connection for a call of worker to target i in round round (the targets
+// are called in turn, round after round): with one address the worker's; with several, one to
+// the target's address (i mod the addresses), or with spread to the next address each round.
+func (p pool) pick(round int64, i, worker int) conn {
+	addrs := len(p.conns) / p.perAddr
+	if addrs == 1 {
+		return p.conns[worker%len(p.conns)]
+	}
+	a := i % addrs
+	if p.spread {
+		a = int((int64(i) + round) % int64(addrs))
+	}
+	return p.conns[a*p.perAddr+worker%p.perAddr]
+}
+
+// dial opens n connections to each of addrs.
+func dial(addrs []string, n int, spread bool) (pool, func(), error) {
+	p := pool{perAddr: n, spread: spread}
 	closeAll := func() {
-		for _, c := range conns {
+		for _, c := range p.conns {
 			_ = c.cc.Close()
 		}
 	}
-	for range n {
-		cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-		if err != nil {
-			closeAll()
-			return nil, nil, fmt.Errorf("dial %s: %w", addr, err)
+	for _, addr := range addrs {
+		for range n {
+			cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+			if err != nil {
+				closeAll()
+				return pool{}, nil, fmt.Errorf("dial %s: %w", addr, err)
+			}
+			p.conns = append(p.conns, conn{cc: cc, client: pb.NewRecommenderServiceClient(cc)})
 		}
-		conns = append(conns, conn{cc: cc, client: pb.NewRecommenderServiceClient(cc)})
 	}
-	return conns, closeAll, nil
+	return p, closeAll, nil
 }
 
 // caller returns the unit of work: the next target's Recommend and, when it asks for a scale,
 // the ReportScale a controller would send after a successful scale write. The Recommend
 // request is encoded directly (recommend), the cheapest for the generator.
-func caller(cfg Config, wl *Workload, conns []conn, next *atomic.Int64) callFunc {
+func caller(cfg Config, wl *Workload, conns pool, next *atomic.Int64) callFunc {
 	return func(ctx context.Context, worker int, st *stats, start time.Time, record bool) {
-		cl := conns[worker%len(conns)]
-		i := int((next.Add(1) - 1) % int64(wl.Targets()))
+		n := next.Add(1) - 1
+		i := int(n % int64(wl.Targets()))
+		cl := conns.pick(n/int64(wl.Targets()), i, worker)
 		ctx, cancel := context.WithTimeout(ctx, cfg.CallTimeout)
 		defer cancel()
 		resp, err := recommend(ctx, cl.cc, wl, i, time.Now())
@@ -435,12 +509,12 @@ func caller(cfg Config, wl *Workload, conns []conn, next *atomic.Int64) callFunc
 	}
 }
 
-func populate(ctx context.Context, cfg Config, wl *Workload, conns []conn, pid int) (*Populated, error) {
+func populate(ctx context.Context, cfg Config, wl *Workload, conns pool, pids []int) (*Populated, error) {
 	p := &Populated{Targets: wl.Targets()}
 	var before ProcSample
-	if pid > 0 {
+	if len(pids) > 0 {
 		var err error
-		if before, err = ReadProc(pid); err != nil {
+		if before, err = readProcs(pids); err != nil {
 			return nil, err
 		}
 		p.RSSStart = before.RSS
@@ -473,10 +547,10 @@ func populate(ctx context.Context, cfg Config, wl *Workload, conns []conn, pid i
 	if p.Errors == p.Targets {
 		return nil, fmt.Errorf("populate: every Recommend failed; is the service at %s?", cfg.Addr)
 	}
-	if pid > 0 {
+	if len(pids) > 0 {
 		// Let the runtime's background work settle before reading RSS.
 		time.Sleep(500 * time.Millisecond)
-		after, err := ReadProc(pid)
+		after, err := readProcs(pids)
 		if err != nil {
 			return nil, err
 		}
@@ -520,10 +594,15 @@ func dirBytes(dir string) (int64, error) {
 	return n, nil
 }
 
-// measureWith is measure with hostile callers alongside, when h is not nil.
-func measureWith(ctx context.Context, cfg Config, wl *Workload, conns []conn, pid int, store []int, h *hostile, mode string, conc int, rate float64) (Result, error) {
+// measureWith is measure with hostile callers alongside, when h is not nil. The hostile
+// callers call the first address, whose process is the first of pids.
+func measureWith(ctx context.Context, cfg Config, wl *Workload, conns pool, pids []int, store []int, h *hostile, mode string, conc int, rate float64) (Result, error) {
 	if h == nil {
-		return measure(ctx, cfg, wl, conns, pid, store, mode, conc, rate)
+		return measure(ctx, cfg, wl, conns, pids, store, mode, conc, rate)
+	}
+	pid := 0
+	if len(pids) > 0 {
+		pid = pids[0]
 	}
 	var before HostileStats
 	var err error
@@ -540,7 +619,7 @@ func measureWith(ctx context.Context, cfg Config, wl *Workload, conns []conn, pi
 	hctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { h.run(hctx, cfg.Hostile); close(done) }()
-	res, err := measure(ctx, cfg, wl, conns, pid, store, mode, conc, rate)
+	res, err := measure(ctx, cfg, wl, conns, pids, store, mode, conc, rate)
 	stop()
 	<-done
 	if err != nil {
@@ -557,8 +636,9 @@ func measureWith(ctx context.Context, cfg Config, wl *Workload, conns []conn, pi
 	return res, nil
 }
 
-// measure makes one run; pid is the server's process (0: none), store its store's (nil: none).
-func measure(ctx context.Context, cfg Config, wl *Workload, conns []conn, pid int, store []int, mode string, conc int, rate float64) (Result, error) {
+// measure makes one run; pids are the server's processes (nil: none), store its store's (nil:
+// none).
+func measure(ctx context.Context, cfg Config, wl *Workload, conns pool, pids []int, store []int, mode string, conc int, rate float64) (Result, error) {
 	res := Result{Mode: mode, Concurrency: conc, Rate: rate}
 	var next atomic.Int64
 	call := caller(cfg, wl, conns, &next)
@@ -566,8 +646,8 @@ func measure(ctx context.Context, cfg Config, wl *Workload, conns []conn, pid in
 	// runs at the same load.
 	var srvBefore ProcSample
 	var err error
-	if pid > 0 {
-		if srvBefore, err = ReadProc(pid); err != nil {
+	if len(pids) > 0 {
+		if srvBefore, err = readProcs(pids); err != nil {
 			return res, err
 		}
 	}
@@ -597,8 +677,8 @@ func measure(ctx context.Context, cfg Config, wl *Workload, conns []conn, pid in
 	res.Scaled = st.scaled
 	calls := int(float64(res.Recommend.Count) * float64(cliAfter.At.Sub(cliBefore.At)) / float64(res.Elapsed))
 	res.Client = usage(cliBefore, cliAfter, calls)
-	if pid > 0 {
-		srvAfter, err := ReadProc(pid)
+	if len(pids) > 0 {
+		srvAfter, err := readProcs(pids)
 		if err != nil {
 			return res, err
 		}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -361,5 +363,86 @@ func TestStorePIDsRefused(t *testing.T) {
 	_, err := bench.Run(t.Context(), bc)
 	if want := fmt.Sprintf("store: process %d", gone.ProcessState.Pid()); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("a store process that is gone: error %v, want one saying %q", err, want)
+	}
+}
+
+// TestSeveralReplicas: with two addresses, each target's calls all go to one replica (target i
+// to replica i mod 2), or with Spread to both in turn; each replica here has a store of its
+// own, so its targets show where the calls went.
+func TestSeveralReplicas(t *testing.T) {
+	for _, spread := range []bool{false, true} {
+		t.Run(fmt.Sprintf("spread=%v", spread), func(t *testing.T) {
+			addrs := []string{startServer(t), startServer(t)}
+			bc := briefConfig(strings.Join(addrs, ","))
+			bc.Spread = spread
+			bc.ServerPIDs = []int{os.Getpid(), os.Getpid()}
+			rep, err := bench.Run(t.Context(), bc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rep.Runs {
+				if r.Recommend.Errors+r.ReportScale.Errors != 0 || r.Recommend.Count < 2*bc.Targets || r.ServerUsage == nil {
+					t.Fatalf("%d calls, %d+%d errors, server usage %v; want over two rounds of the targets, no errors, the usage",
+						r.Recommend.Count, r.Recommend.Errors, r.ReportScale.Errors, r.ServerUsage)
+				}
+			}
+			for a, addr := range addrs {
+				conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer conn.Close()
+				resp, err := pb.NewRecommenderServiceClient(conn).ListTargets(t.Context(), &pb.ListTargetsRequest{Cluster: bc.Cluster, PageSize: 100})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var held []int
+				for _, s := range resp.GetTargets() {
+					i, err := strconv.Atoi(strings.TrimPrefix(s.GetTarget().GetName(), "bench-"))
+					if err != nil {
+						t.Fatal(err)
+					}
+					held = append(held, i)
+				}
+				slices.Sort(held)
+				var want []int
+				for i := range bc.Targets {
+					if spread || i%2 == a {
+						want = append(want, i)
+					}
+				}
+				if !slices.Equal(held, want) {
+					t.Errorf("replica %d holds targets %v, want %v", a, held, want)
+				}
+			}
+			var table strings.Builder
+			if err := rep.WriteTable(&table); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(table.String(), "2 replicas (each target's calls") {
+				t.Errorf("the table does not say it loaded two replicas:\n%s", table.String())
+			}
+		})
+	}
+}
+
+// TestSeveralReplicasRefused: a bad server pid, an empty address in the list, and --spread
+// with one address are refused, naming the flag.
+func TestSeveralReplicasRefused(t *testing.T) {
+	for _, tc := range []struct {
+		addr   string
+		pids   []int
+		spread bool
+		want   string
+	}{
+		{"127.0.0.1:1", []int{1, 0}, false, "--server-pid 0"},
+		{"127.0.0.1:1,", nil, false, `--addr "127.0.0.1:1,": an empty address`},
+		{"127.0.0.1:1", nil, true, "--spread needs several addresses"},
+	} {
+		bc := bench.DefaultConfig()
+		bc.Addr, bc.ServerPIDs, bc.Spread = tc.addr, tc.pids, tc.spread
+		if err := bc.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("addr %q, server pids %v, spread %v: error %v, want %q", tc.addr, tc.pids, tc.spread, err, tc.want)
+		}
 	}
 }
