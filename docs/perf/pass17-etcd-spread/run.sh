@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Two replicas of one build sharing a one-member etcd, each loaded by an hpa-bench of its own
-# at 32 callers, at once, for 10 s: "shared" sends both the same 1,000 targets (each target's
-# calls alternate between the replicas, as behind a load balancer that spreads each call),
-# "sticky" gives each its own 1,000 (as scalers that keep one connection). Prints each
-# bench's table and each replica's update metrics. Run from the repository root:
+# Two replicas of one build sharing a one-member etcd, loaded by one hpa-bench (64 callers,
+# 1,000 targets, steady demand, with the no-op baseline): "sticky" sends each target's calls
+# to one replica (as scalers that keep one connection), "spread" sends each target's successive
+# calls to the replicas in turn (as behind a load balancer that spreads each call). Writes
+# OUT/{sticky,spread}.{txt,json} and each replica's update metrics at the end
+# (OUT/*-metrics.txt). Run from the repository root:
 #   docs/perf/pass17-etcd-spread/run.sh OUT BINARY [hpa-recommender flags...]
 set -euo pipefail
 OUT=$1 BIN=$2
@@ -15,7 +16,7 @@ DATA=$(mktemp -d)
 trap 'rm -rf "$DATA"' EXIT
 # shellcheck source=docs/perf/etcd.sh
 source "$(dirname "$0")/../etcd.sh"
-for shape in shared sticky; do
+for shape in sticky spread; do
 	start_etcd 1
 	pids=()
 	for i in 0 1; do
@@ -24,16 +25,11 @@ for shape in shared sticky; do
 		pids+=($!)
 		until (echo >/dev/tcp/127.0.0.1/5009$i) 2>/dev/null; do sleep 0.1; done
 	done
-	bpids=()
-	for i in 0 1; do
-		cluster=bench
-		[[ $shape == sticky ]] && cluster=bench-$i
-		bin/hpa-bench --addr "127.0.0.1:5009$i" --server-pid "${pids[$i]}" --cluster "$cluster" --targets 1000 \
-			--load-swing 0 --concurrency 32 --duration 10s --warmup 2s --repeat 1 --disk-probe 0 --loopback-probe 0 \
-			--quiet --json-out "$OUT/$shape-$i.json" >"$OUT/$shape-$i.txt" &
-		bpids+=($!)
-	done
-	wait "${bpids[@]}"
+	flags=()
+	[[ $shape == spread ]] && flags=(--spread)
+	bin/hpa-bench --addr 127.0.0.1:50090,127.0.0.1:50091 "${flags[@]}" --baseline \
+		--server-pid "${pids[0]},${pids[1]}" --store-pid "$ETCD_PIDS" --targets 1000 --load-swing 0 \
+		--concurrency 64 --duration 10s --warmup 2s --repeat 1 --quiet --json-out "$OUT/$shape.json" | tee "$OUT/$shape.txt"
 	for i in 0 1; do
 		curl -s "http://127.0.0.1:919$i/metrics" | grep '^hpa_recommender_store_update' | sed "s/^/replica $i: /" | tee -a "$OUT/$shape-metrics.txt"
 		kill "${pids[$i]}"
