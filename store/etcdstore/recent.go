@@ -10,10 +10,10 @@ import (
 // recentRecord is what Store.recent holds, by etcd key, for a bounded number of targets: the
 // record this replica last wrote or read, with its ModRevision. Update starts from it instead
 // of reading etcd first, which saves one of a decision's two round trips to etcd. An entry is
-// a guess, never the truth. Update's write is guarded by the entry's ModRevision, so when another replica has
-// written or deleted the key since, the write fails and etcd's answer carries the current
-// record, as the read would have; the guess then cost a failed write (which goes through etcd's
-// log) instead of a read. A scaler keeps its connection to one replica, so the replica that
+// a guess, never the truth. Update's write is guarded by the entry's ModRevision, so when
+// another replica has written or deleted the key since, the write fails and etcd's answer
+// carries the current record, as the read would have; the guess then cost a failed write
+// (which goes through etcd's log) instead of a read. A scaler keeps its connection to one replica, so the replica that
 // wrote a target last is nearly always the one that decides it next.
 //
 // A record read from etcd is kept as etcd returned it (JSON); one this replica wrote, in the
