@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -63,10 +64,8 @@ type Config struct {
 	// service does, so that the ratios compare the two servers' handlers and nothing else.
 	// Nil: the no-op server runs in this process, sharing the generator's runtime.
 	NoopCommand []string `json:",omitempty"`
-	// ServerPID is the service's process, for its CPU time and RSS (0: not reported).
-	ServerPID int
-	// ServerPIDs are more of the service's processes (its other replicas, with several
-	// addresses): their CPU time and RSS are summed with ServerPID's.
+	// ServerPIDs are the service's processes, one per address, for their CPU time and RSS,
+	// summed (nil: not reported).
 	ServerPIDs []int `json:",omitempty"`
 	// StorePIDs are the processes of the service's store when it runs apart from the service
 	// (etcd's members): their CPU time and RSS, summed, are reported beside the service's for
@@ -151,11 +150,8 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("--server-pid %d must be a process id", pid))
 		}
 	}
-	for _, a := range strings.Split(c.Addr, ",") {
-		if c.Addr != "" && strings.TrimSpace(a) == "" {
-			errs = append(errs, fmt.Errorf("--addr %q: an empty address in the list", c.Addr))
-			break
-		}
+	if slices.Contains(c.addrs(), "") {
+		errs = append(errs, fmt.Errorf("--addr %q: an empty address in the list", c.Addr))
 	}
 	if c.Spread && len(c.addrs()) < 2 {
 		errs = append(errs, errors.New("--spread needs several addresses in --addr"))
@@ -182,14 +178,6 @@ func (c *Config) addrs() []string {
 		as[i] = strings.TrimSpace(as[i])
 	}
 	return as
-}
-
-// serverPIDs is ServerPID and ServerPIDs: the service's processes.
-func (c *Config) serverPIDs() []int {
-	if c.ServerPID > 0 {
-		return append([]int{c.ServerPID}, c.ServerPIDs...)
-	}
-	return c.ServerPIDs
 }
 
 // Result is one measured run against one server.
@@ -341,7 +329,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, err
 		}
 		defer closeAll()
-		svc := target{name: "service", conns: cl, pids: cfg.serverPIDs(), store: cfg.StorePIDs, metrics: cfg.ServerMetrics}
+		svc := target{name: "service", conns: cl, pids: cfg.ServerPIDs, store: cfg.StorePIDs, metrics: cfg.ServerMetrics}
 		if cfg.Hostile > 0 {
 			svc.hostile = newHostile(addrs[0], cl.conns[0].client, wl)
 		}
@@ -428,14 +416,11 @@ type pool struct {
 	spread  bool // each target's successive calls go to the addresses in turn
 }
 
-// pick returns the connection for a call of worker to target i in round round (the targets
-// are called in turn, round after round): with one address the worker's; with several, one to
-// the target's address (i mod the addresses), or with spread to the next address each round.
+// pick returns the worker's connection, for a call to target i in round round (the targets
+// are called in turn, round after round), to the target's address (i mod the addresses), or
+// with spread to the next address each round.
 func (p pool) pick(round int64, i, worker int) conn {
 	addrs := len(p.conns) / p.perAddr
-	if addrs == 1 {
-		return p.conns[worker%len(p.conns)]
-	}
 	a := i % addrs
 	if p.spread {
 		a = int((int64(i) + round) % int64(addrs))

@@ -32,7 +32,7 @@ func TestSmoke(t *testing.T) {
 	bc := briefConfig(addr)
 	bc.Baseline = true
 	bc.Rates = []float64{200}
-	bc.ServerPID = os.Getpid()
+	bc.ServerPIDs = []int{os.Getpid()}
 	bc.LoopbackProbe = 50 * time.Millisecond
 	rep, err := bench.Run(t.Context(), bc)
 	if err != nil {
@@ -295,7 +295,7 @@ func TestStoreProcesses(t *testing.T) {
 	bc.Baseline = true
 	bc.NoopCommand = nil // in this process: its runs have no store
 	bc.Duration = 400 * time.Millisecond
-	bc.ServerPID = os.Getpid()
+	bc.ServerPIDs = []int{os.Getpid()}
 	bc.StorePIDs = []int{spinner, idle}
 	rep, err := bench.Run(t.Context(), bc)
 	if err != nil {
