@@ -7,6 +7,7 @@
 #   go build -o /tmp/srv-new ./cmd/hpa-recommender
 #   docs/perf/ab.sh /tmp/srv-old /tmp/srv-new /tmp/ab 10000 3 --concurrency 64 --rate 2000 --duration 8s --warmup 2s --repeat 1
 # Within a pair the order alternates: old first in odd pairs, new first in even ones.
+# STORE=memory runs both builds with --store memory instead (no file, no disk probe).
 # Each run starts a fresh server (bbolt in a temporary directory) on 127.0.0.1:50091 and writes
 # OUT_DIR/{old,new}-TARGETS-PAIR.{txt,json}; the service and baseline rows are echoed, and a
 # summary line per run at the end.
@@ -25,10 +26,16 @@ for p in $(seq 1 "$pairs"); do
 		srv=$old
 		[[ $b == new ]] && srv=$new
 		d=$(mktemp -d)
-		"$srv" --store bolt --bolt-path "$d/x.db" --metrics-listen 127.0.0.1:50092 --listen 127.0.0.1:50091 2>"$d/server.log" &
+		storeflags=(--store bolt --bolt-path "$d/x.db")
+		benchflags=(--store-file "$d/x.db")
+		if [[ ${STORE:-bolt} == memory ]]; then
+			storeflags=(--store memory)
+			benchflags=()
+		fi
+		"$srv" "${storeflags[@]}" --metrics-listen 127.0.0.1:50092 --listen 127.0.0.1:50091 2>"$d/server.log" &
 		pid=$!
 		until (echo >/dev/tcp/127.0.0.1/50091) 2>/dev/null; do sleep 0.1; done
-		bin/hpa-bench --addr 127.0.0.1:50091 --baseline --server-pid "$pid" --store-file "$d/x.db" --server-metrics http://127.0.0.1:50092/metrics --targets "$targets" \
+		bin/hpa-bench --addr 127.0.0.1:50091 --baseline --server-pid "$pid" "${benchflags[@]}" --server-metrics http://127.0.0.1:50092/metrics --targets "$targets" \
 			--quiet --json-out "$out/$b-$targets-$p.json" "$@" >"$out/$b-$targets-$p.txt"
 		kill "$pid"
 		wait "$pid" || true

@@ -3,34 +3,68 @@ package memstore
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hpa-recommender/hpa-recommender/store"
 	"github.com/hpa-recommender/hpa-recommender/store/internal/codec"
 )
 
+// shardCount is how many parts the records are split into, each with its own lock, so that
+// updates of different targets seldom wait for each other: a decision runs its UpdateFunc (the
+// engine, tens of µs) under its part's lock.
+const shardCount = 64
+
 // Store is an in-memory store.Store. The zero value is not usable; call New.
+//
+// Records are kept in the binary record format the bbolt store writes, split over shardCount
+// maps by a hash of their key.
+// Revisions come from one counter, so a target's revision grows with every write of it.
+// List walks an index of the keys, sorted lazily: a key written for the first time waits in an
+// unsorted set until the next List merges it, so a new target costs no O(targets) insert.
 type Store struct {
-	mu      sync.RWMutex
-	closed  bool
-	rev     int64             // last revision handed out
-	records map[string][]byte // encoded key -> encoded record (with its revision)
-	keys    []string          // the keys of records, sorted
+	closed atomic.Bool
+	rev    atomic.Int64 // last revision handed out
+	seed   maphash.Seed
+	shards [shardCount]shard
+
+	// keysMu guards sorted and added; it is taken inside a shard's lock, never around one.
+	keysMu sync.Mutex
+	sorted []string            // sorted keys of records; never changed in place, so List may keep walking a copy
+	added  map[string]struct{} // keys of records that are not in sorted yet
+}
+
+type shard struct {
+	mu      sync.Mutex
+	records map[string][]byte // encoded key -> binary record (with its revision); never changed in place
+	_       [48]byte          // a cache line of its own: writers on two CPUs do not share their locks' line
 }
 
 var _ store.Store = (*Store)(nil)
 
 // New returns an empty store.
-func New() *Store { return &Store{records: map[string][]byte{}} }
+func New() *Store {
+	s := &Store{seed: maphash.MakeSeed(), added: map[string]struct{}{}}
+	for i := range s.shards {
+		s.shards[i].records = map[string][]byte{}
+	}
+	return s
+}
+
+func (s *Store) shard(k string) *shard {
+	return &s.shards[maphash.String(s.seed, k)%shardCount]
+}
 
 func (s *Store) check(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if s.closed {
+	if s.closed.Load() {
 		return fmt.Errorf("memstore closed: %w", store.ErrUnavailable)
 	}
 	return nil
@@ -45,76 +79,105 @@ func decode(key store.Key, b []byte) (*store.Target, error) {
 	return t, nil
 }
 
+// lookup returns the record stored under k, read under its shard's lock. Records are never
+// changed in place, so the bytes stay valid after the lock is released.
+func (s *Store) lookup(ctx context.Context, k string) ([]byte, bool, error) {
+	sh := s.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return nil, false, err
+	}
+	b, ok := sh.records[k]
+	return b, ok, nil
+}
+
 // Get implements store.Store.
 func (s *Store) Get(ctx context.Context, key store.Key) (*store.Target, error) {
 	if err := codec.CheckKey(key); err != nil {
 		return nil, err
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if err := s.check(ctx); err != nil {
+	b, ok, err := s.lookup(ctx, string(codec.EncodeKey(key)))
+	if err != nil {
 		return nil, err
 	}
-	b, ok := s.records[string(codec.EncodeKey(key))]
 	if !ok {
 		return nil, fmt.Errorf("get %s: %w", key, store.ErrNotFound)
 	}
 	return decode(key, b)
 }
 
-// Update implements store.Store. fn is called exactly once, under the store's lock: it must not
-// call back into the store.
+// Update implements store.Store. fn is called exactly once, under the lock of the target's
+// shard: it must not call back into the store.
 func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) (*store.Target, error) {
+	return s.update(ctx, key, fn, true)
+}
+
+// Apply is Update for a caller that ignores its result, as the server's decisions do: the
+// record written is not decoded back.
+func (s *Store) Apply(ctx context.Context, key store.Key, fn store.UpdateFunc) error {
+	_, err := s.update(ctx, key, fn, false)
+	return err
+}
+
+// update is Update; with result false it returns no target.
+func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, result bool) (*store.Target, error) {
 	if err := codec.CheckKey(key); err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	k := string(codec.EncodeKey(key))
+	sh := s.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
-	k := string(codec.EncodeKey(key))
-	var cur *store.Target
-	if b, ok := s.records[k]; ok {
-		var err error
-		if cur, err = decode(key, b); err != nil {
-			return nil, err
-		}
-	}
+	b, existed := sh.records[k]
 	var arg *store.Target
-	if cur != nil {
+	if existed {
 		var err error
-		if arg, err = codec.Normalize(cur); err != nil {
+		if arg, err = decode(key, b); err != nil { // a copy of its own: fn may change it
 			return nil, err
 		}
-		arg.Key = key
 	}
 	next, err := fn(arg)
+	switch {
+	case err != nil:
+		return nil, err
+	case next == nil && existed && result:
+		return decode(key, b) // not arg, which fn may have changed
+	case next == nil:
+		return nil, nil
+	}
+	withKey := *next // fn's result is not changed
+	withKey.Key = key
+	var (
+		u      codec.Unrevised
+		stored *store.Target
+	)
+	if result {
+		u, stored, _, err = codec.Binary.MarshalNormalized(&withKey)
+	} else {
+		u, err = codec.Binary.MarshalUnrevised(&withKey)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if next == nil {
-		return cur, nil
-	}
-	next = shallowWithKey(next, key)
-	b, err := codec.Marshal(next, s.rev+1)
+	rev := s.rev.Add(1)
+	enc, err := u.Revise(rev)
 	if err != nil {
 		return nil, err
 	}
-	s.rev++
-	if _, ok := s.records[k]; !ok {
-		i, _ := slices.BinarySearch(s.keys, k)
-		s.keys = slices.Insert(s.keys, i, k)
+	sh.records[k] = enc
+	if !existed {
+		s.keysMu.Lock()
+		s.added[k] = struct{}{}
+		s.keysMu.Unlock()
 	}
-	s.records[k] = b
-	return decode(key, b)
-}
-
-// shallowWithKey returns a copy of t's top level with Key set, so fn's result is not mutated.
-func shallowWithKey(t *store.Target, key store.Key) *store.Target {
-	c := *t
-	c.Key = key
-	return &c
+	if stored != nil {
+		stored.Key, stored.Revision = key, rev // decoded from enc's bytes: it shares nothing
+	}
+	return stored, nil
 }
 
 // Delete implements store.Store.
@@ -122,24 +185,60 @@ func (s *Store) Delete(ctx context.Context, key store.Key) error {
 	if err := codec.CheckKey(key); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	k := string(codec.EncodeKey(key))
+	sh := s.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	k := string(codec.EncodeKey(key))
-	if _, ok := s.records[k]; !ok {
+	if _, ok := sh.records[k]; !ok {
 		return fmt.Errorf("delete %s: %w", key, store.ErrNotFound)
 	}
-	s.remove(k)
+	delete(sh.records, k)
+	s.forget(map[string]struct{}{k: {}})
 	return nil
 }
 
-func (s *Store) remove(k string) {
-	delete(s.records, k)
-	if i, ok := slices.BinarySearch(s.keys, k); ok {
-		s.keys = slices.Delete(s.keys, i, i+1)
+// forget removes keys from the key index; its caller holds the lock of every shard they are in.
+func (s *Store) forget(keys map[string]struct{}) {
+	s.keysMu.Lock()
+	defer s.keysMu.Unlock()
+	inSorted := false
+	for k := range keys {
+		if _, ok := s.added[k]; ok {
+			delete(s.added, k)
+		} else {
+			inSorted = true
+		}
 	}
+	if inSorted {
+		s.sorted = slices.DeleteFunc(slices.Clone(s.sorted), func(k string) bool { _, ok := keys[k]; return ok })
+	}
+}
+
+// keys returns the sorted index of every key, merging the keys added since the last call.
+func (s *Store) keys() []string {
+	s.keysMu.Lock()
+	defer s.keysMu.Unlock()
+	if len(s.added) > 0 {
+		add := slices.Sorted(maps.Keys(s.added))
+		merged := make([]string, 0, len(s.sorted)+len(add))
+		i, j := 0, 0
+		for i < len(s.sorted) && j < len(add) {
+			if s.sorted[i] < add[j] {
+				merged = append(merged, s.sorted[i])
+				i++
+			} else {
+				merged = append(merged, add[j])
+				j++
+			}
+		}
+		merged = append(append(merged, s.sorted[i:]...), add[j:]...)
+		s.sorted = merged
+		clear(s.added)
+	}
+	return s.sorted
 }
 
 // List implements store.Store.
@@ -148,15 +247,14 @@ func (s *Store) List(ctx context.Context, opts store.ListOptions) ([]store.Targe
 	if err != nil {
 		return nil, "", err
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
 	if err := s.check(ctx); err != nil {
 		return nil, "", err
 	}
+	keys := s.keys()
 	var out []store.TargetSummary
-	i, _ := slices.BinarySearch(s.keys, string(r.Seek))
-	for ; i < len(s.keys); i++ {
-		k := s.keys[i]
+	i, _ := slices.BinarySearch(keys, string(r.Seek))
+	for ; i < len(keys); i++ {
+		k := keys[i]
 		if !strings.HasPrefix(k, string(r.Prefix)) {
 			break
 		}
@@ -170,10 +268,17 @@ func (s *Store) List(ctx context.Context, opts store.ListOptions) ([]store.Targe
 		if !opts.Matches(key) {
 			continue
 		}
+		b, ok, err := s.lookup(ctx, k)
+		if err != nil {
+			return nil, "", err
+		}
+		if !ok {
+			continue // deleted since the index was read
+		}
 		if len(out) == r.PageSize {
 			return out, codec.EncodePageToken(out[len(out)-1].Key), nil
 		}
-		t, err := decode(key, s.records[k])
+		t, err := decode(key, b)
 		if err != nil {
 			return nil, "", err
 		}
@@ -182,41 +287,63 @@ func (s *Store) List(ctx context.Context, opts store.ListOptions) ([]store.Targe
 	return out, "", nil
 }
 
-// DeleteUnseenSince implements store.Store.
+// DeleteUnseenSince implements store.Store. Each shard is swept under its own lock, so a
+// target updated while the sweep runs is judged by the time its latest write carries.
 func (s *Store) DeleteUnseenSince(ctx context.Context, cutoff time.Time) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if err := s.check(ctx); err != nil {
 		return 0, err
 	}
-	var doomed []string
-	for _, k := range s.keys {
-		seen, err := codec.LastSeen(s.records[k])
+	n := 0
+	for i := range s.shards {
+		removed, err := s.sweep(ctx, &s.shards[i], cutoff)
+		n += removed
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+func (s *Store) sweep(ctx context.Context, sh *shard, cutoff time.Time) (int, error) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return 0, err
+	}
+	doomed := map[string]struct{}{}
+	for k, b := range sh.records {
+		seen, err := codec.LastSeen(b)
 		if err != nil {
 			return 0, err
 		}
 		if seen.Before(cutoff) {
-			doomed = append(doomed, k)
+			doomed[k] = struct{}{}
 		}
 	}
-	for _, k := range doomed {
-		s.remove(k)
+	if len(doomed) == 0 {
+		return 0, nil
 	}
+	for k := range doomed {
+		delete(sh.records, k)
+	}
+	s.forget(doomed)
 	return len(doomed), nil
 }
 
 // Ping implements store.Store.
-func (s *Store) Ping(ctx context.Context) error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.check(ctx)
-}
+func (s *Store) Ping(ctx context.Context) error { return s.check(ctx) }
 
 // Close implements store.Store.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.closed = true
-	s.records, s.keys = nil, nil
+	s.closed.Store(true)
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		sh.records = nil
+		sh.mu.Unlock()
+	}
+	s.keysMu.Lock()
+	s.sorted, s.added = nil, nil
+	s.keysMu.Unlock()
 	return nil
 }
