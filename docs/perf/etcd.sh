@@ -6,7 +6,8 @@
 # comma-separated); it returns once the cluster has a leader. stop_etcd ends it and removes its
 # data.
 start_etcd() {
-	local n=$1 cluster="" i
+	local n=$1 cluster="" i pid
+	[[ -x $ETCD ]] || { echo "etcd.sh: ETCD=$ETCD is not an executable (make kube-binaries builds one)" >&2; return 1; }
 	ETCD_ENDPOINTS="" ETCD_PIDS=""
 	for ((i = 0; i < n; i++)); do cluster+="${cluster:+,}m$i=http://127.0.0.1:$((23890 + i))"; done
 	for ((i = 0; i < n; i++)); do
@@ -18,7 +19,13 @@ start_etcd() {
 		ETCD_ENDPOINTS+="${ETCD_ENDPOINTS:+,}127.0.0.1:$((23790 + i))"
 	done
 	# A member answers its port before the cluster has a leader; /health says when it has one.
-	until curl -fs "http://${ETCD_ENDPOINTS%%,*}/health" | grep -q '"health":"true"'; do sleep 0.2; done
+	# A member that exits (a port in use, a bad flag) fails the start instead of a wait forever.
+	until curl -fs "http://${ETCD_ENDPOINTS%%,*}/health" | grep -q '"health":"true"'; do
+		for pid in ${ETCD_PIDS//,/ }; do
+			kill -0 "$pid" 2>/dev/null || { echo "etcd.sh: etcd (pid $pid) exited; its log: $DATA/etcd-*.log" >&2; tail -5 "$DATA"/etcd-*.log >&2; return 1; }
+		done
+		sleep 0.2
+	done
 }
 stop_etcd() {
 	local pid
