@@ -37,50 +37,6 @@ func seenAt(at time.Time) store.UpdateFunc {
 	}
 }
 
-// listKeys pages through every target with pages of size, and returns their keys in order.
-func listKeys(t *testing.T, s store.Store, size int) []store.Key {
-	t.Helper()
-	var (
-		out   []store.Key
-		token string
-	)
-	for range 10000 {
-		page, next, err := s.List(t.Context(), store.ListOptions{PageSize: size, PageToken: token})
-		if err != nil {
-			t.Fatalf("List: %v", err)
-		}
-		for _, ts := range page {
-			out = append(out, ts.Key)
-		}
-		if next == "" {
-			return out
-		}
-		token = next
-	}
-	t.Fatal("List never reached its last page")
-	return nil
-}
-
-func compareKeys(a, b store.Key) int {
-	if c := cmpStrings(a.Cluster, b.Cluster); c != 0 {
-		return c
-	}
-	if c := cmpStrings(a.Namespace, b.Namespace); c != 0 {
-		return c
-	}
-	return cmpStrings(a.Name, b.Name)
-}
-
-func cmpStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // TestKeyIndexFollowsWrites checks the lazily sorted key index against a model: targets are
 // created, rewritten and deleted one by one and by the TTL sweep, in random order, with lists in
 // between, so that a key is removed both while it waits to be merged and after; every list must
@@ -97,8 +53,8 @@ func TestKeyIndexFollowsWrites(t *testing.T) {
 		for k := range model {
 			want = append(want, k)
 		}
-		slices.SortFunc(want, compareKeys)
-		if got := listKeys(t, s, 1+rng.IntN(40)); !slices.Equal(got, want) {
+		storetest.SortKeys(want)
+		if got := storetest.ListAll(t, s, store.ListOptions{}, 1+rng.IntN(40)); !slices.Equal(got, want) {
 			t.Fatalf("step %d: List returned %d targets, want %d: %s", step, len(got), len(want), cmp.Diff(want, got))
 		}
 	}

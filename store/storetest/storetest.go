@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -325,13 +326,13 @@ func testKeysWithSeparators(t *testing.T, s store.Store) {
 			t.Errorf("Get(%q) = key %q MaxReplicas %d, want MaxReplicas %d", k, got.Key, got.Spec.MaxReplicas, i+1)
 		}
 	}
-	got := listAll(t, s, store.ListOptions{}, 3)
+	got := ListAll(t, s, store.ListOptions{}, 3)
 	want := slices.Clone(separatorKeys)
-	sortKeys(want)
+	SortKeys(want)
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("List keys (-want +got):\n%s", d)
 	}
-	got = listAll(t, s, store.ListOptions{Cluster: "a", Namespace: "b"}, 2)
+	got = ListAll(t, s, store.ListOptions{Cluster: "a", Namespace: "b"}, 2)
 	want = []store.Key{key("a", "b", "c"), key("a", "b", "c\x00"), key("a", "b", "c\x00d"), key("a", "b", "c/d")}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("List a/b keys (-want +got):\n%s", d)
@@ -339,30 +340,21 @@ func testKeysWithSeparators(t *testing.T, s store.Store) {
 }
 
 func compareKeys(a, b store.Key) int {
-	if c := cmpString(a.Cluster, b.Cluster); c != 0 {
+	if c := strings.Compare(a.Cluster, b.Cluster); c != 0 {
 		return c
 	}
-	if c := cmpString(a.Namespace, b.Namespace); c != 0 {
+	if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
 		return c
 	}
-	return cmpString(a.Name, b.Name)
+	return strings.Compare(a.Name, b.Name)
 }
 
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
+// SortKeys sorts keys in the order List returns them: by cluster, then namespace, then name.
+func SortKeys(ks []store.Key) { slices.SortFunc(ks, compareKeys) }
 
-func sortKeys(ks []store.Key) { slices.SortFunc(ks, compareKeys) }
-
-// listAll pages through List with the given page size and returns the keys, checking that no
+// ListAll pages through List with the given page size and returns the keys, checking that no
 // page exceeds the size and only the last page has no token.
-func listAll(t *testing.T, s store.Store, opts store.ListOptions, size int) []store.Key {
+func ListAll(t *testing.T, s store.Store, opts store.ListOptions, size int) []store.Key {
 	t.Helper()
 	opts.PageSize = size
 	var keys []store.Key
@@ -403,7 +395,7 @@ func listFixture(t *testing.T, s store.Store) []store.Key {
 	for i, k := range keys {
 		touch(t, s, k, t0.Add(time.Duration(i)*time.Second), int32(i), int32(i+1))
 	}
-	sortKeys(keys)
+	SortKeys(keys)
 	return keys
 }
 
@@ -434,7 +426,7 @@ func testList(t *testing.T, s store.Store) {
 	for _, tt := range tests {
 		for _, size := range []int{1, 2, 3, 0, store.MaxPageSize + 1} {
 			t.Run(fmt.Sprintf("%s/page%d", tt.name, size), func(t *testing.T) {
-				got := listAll(t, s, store.ListOptions{Cluster: tt.cluster, Namespace: tt.namespace}, size)
+				got := ListAll(t, s, store.ListOptions{Cluster: tt.cluster, Namespace: tt.namespace}, size)
 				if d := cmp.Diff(filter(tt.cluster, tt.namespace), got, cmpopts.EquateEmpty()); d != "" {
 					t.Errorf("keys (-want +got):\n%s", d)
 				}
