@@ -149,7 +149,8 @@ func (s *Server) decisionInput(req *pb.RecommendRequest, buf *apiconv.Buffers) (
 
 // applier is a store that can skip Update's copies: boltstore.Apply hands fn its cached record
 // itself, which the server's UpdateFuncs only read (boltstore.Check, run after the server's
-// tests, verifies that nothing modified it), and returns no result.
+// tests, verifies that nothing modified it), and returns no result; memstore.Apply does not
+// decode the record it wrote back into a result.
 type applier interface {
 	Apply(ctx context.Context, key store.Key, fn store.UpdateFunc) error
 }

@@ -23,10 +23,10 @@ const shardCount = 64
 // Store is an in-memory store.Store. The zero value is not usable; call New.
 //
 // Records are kept in the binary record format the bbolt store writes, split over shardCount
-// maps by a hash of their key.
-// Revisions come from one counter, so a target's revision grows with every write of it.
-// List walks an index of the keys, sorted lazily: a key written for the first time waits in an
-// unsorted set until the next List merges it, so a new target costs no O(targets) insert.
+// maps by a hash of their key. Revisions come from one counter, so a target's revision grows
+// with every write of it. List walks an index of the keys, sorted lazily: a key written for the
+// first time waits in an unsorted set until the next List merges it, so a new target costs no
+// O(targets) insert into a sorted slice.
 type Store struct {
 	closed atomic.Bool
 	rev    atomic.Int64 // last revision handed out
