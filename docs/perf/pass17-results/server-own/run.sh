@@ -3,7 +3,12 @@
 # steady demand, per fleet size: run from the repository root as
 #   docs/perf/pass17-results/server-own/run.sh OUT_DIR 1000 10000 100000
 # (what made steady-<N>.txt and .json here, 2026-11-27 04:59-05:02 UTC, at cc616d6).
+# WITH_BASELINE=1 also runs the no-op baseline and keeps the disk and loopback probes (the busy
+# one says whether the VM stops): the goal rows with everything beside them
+# (docs/perf/pass18-fast-hour/).
 set -euo pipefail
+extra=(--disk-probe 0 --loopback-probe 0)
+[[ -n ${WITH_BASELINE-} ]] && extra=(--baseline)
 OUT=$1
 shift
 mkdir -p "$OUT" bin
@@ -16,8 +21,8 @@ for n in "$@"; do
 	until (echo >/dev/tcp/127.0.0.1/50091) 2>/dev/null; do sleep 0.1; done
 	bin/hpa-bench --addr 127.0.0.1:50091 --server-pid "$pid" --store-file "$D/x.db" \
 		--server-metrics http://127.0.0.1:9091/metrics --targets "$n" --load-swing 0 \
-		--concurrency 64 --rate 2000 --duration 10s --warmup 2s --repeat 2 --disk-probe 0 \
-		--loopback-probe 0 --quiet --json-out "$OUT/steady-$n.json" >"$OUT/steady-$n.txt" 2>&1
+		--concurrency 64 --rate 2000 --duration 10s --warmup 2s --repeat 2 "${extra[@]}" \
+		--quiet --json-out "$OUT/steady-$n.json" >"$OUT/steady-$n.txt" 2>&1
 	kill "$pid"
 	wait "$pid" || true
 	rm -rf "$D"
