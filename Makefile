@@ -24,16 +24,17 @@ help: ## Describe useful make targets
 all: generate lint test ## Generate, lint and test
 
 .PHONY: generate
-generate: ## Regenerate proto/gen from proto/ and format the .proto files
+generate: ## Regenerate proto/gen (the API) and store/internal/recordpb (the record format), and format the .proto files
 	$(BUF) generate
+	$(BUF) generate --template buf.gen.store.yaml
 	$(BUF) format -w
 
 .PHONY: checkgenerate
 checkgenerate: generate ## Fail if generated code or proto formatting is stale
-	@if [[ -n "$$(git status --porcelain -- proto)" ]]; then \
-		echo "proto/ or proto/gen is out of date; run make generate and commit:" >&2; \
-		git status --porcelain -- proto >&2; \
-		git --no-pager diff -- proto >&2; \
+	@if [[ -n "$$(git status --porcelain -- proto store/proto store/internal/recordpb)" ]]; then \
+		echo "generated code or .proto formatting is out of date; run make generate and commit:" >&2; \
+		git status --porcelain -- proto store/proto store/internal/recordpb >&2; \
+		git --no-pager diff -- proto store/proto store/internal/recordpb >&2; \
 		exit 1; \
 	fi
 
@@ -82,9 +83,7 @@ fuzz: ## Run every fuzz target FUZZTIME times each (default 20000x; CI runs this
 	$(GO) test -run '^$$' -fuzz '^FuzzFastMilli$$' -fuzztime $(FUZZTIME) ./internal/apiconv
 	$(GO) test -run '^$$' -fuzz '^FuzzDecisionInputMatchesUncached$$' -fuzztime $(FUZZTIME) ./server
 	$(GO) test -run '^$$' -fuzz '^FuzzKeyEncoding$$' -fuzztime $(FUZZTIME) ./store/internal/codec
-	$(GO) test -run '^$$' -fuzz '^FuzzUnmarshalFast$$' -fuzztime $(FUZZTIME) ./store/internal/codec
-	$(GO) test -run '^$$' -fuzz '^FuzzUnmarshalBinary$$' -fuzztime $(FUZZTIME) ./store/internal/codec
-	$(GO) test -run '^$$' -fuzz '^FuzzSpecEncodesSame$$' -fuzztime $(FUZZTIME) ./store/internal/codec
+	$(GO) test -run '^$$' -fuzz '^FuzzUnmarshal$$' -fuzztime $(FUZZTIME) ./store/internal/codec
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRecommendRequest$$' -fuzztime $(FUZZTIME) ./internal/wirecodec
 	$(GO) test -run '^$$' -fuzz '^FuzzMarshalRecommendResponse$$' -fuzztime $(FUZZTIME) ./internal/wirecodec
 

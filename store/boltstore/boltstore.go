@@ -816,16 +816,15 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, 
 	}
 	k := codec.EncodeKey(key)
 	var (
-		base     *store.Target // the record started from (nil: none), frozen
-		baseRev  int64         // its revision; 0: none
-		baseSpec []byte        // its spec's encoding (nil: unknown), frozen
+		base    *store.Target // the record started from (nil: none), frozen
+		baseRev int64         // its revision; 0: none
 	)
 	h, cached := s.hints.GetBytes(k)
 	// keep: build the decoded copy of what is written, for the cache and for Update's result.
 	// Apply returns nothing, so its write builds one only for a key the cache holds or admits.
 	keep := !shared || cached || s.hints.Admit()
 	if cached {
-		base, baseRev, baseSpec = h.t, h.rev, h.spec
+		base, baseRev = h.t, h.rev
 	} else {
 		err := s.read(k, func(v []byte) error {
 			if v == nil {
@@ -842,7 +841,7 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, 
 			return nil, fmt.Errorf("update %s: %w", key, translate(err))
 		}
 	}
-	w, done, err := apply(key, base, baseSpec, fn, shared, keep)
+	w, done, err := apply(key, base, fn, shared, keep)
 	if err != nil || done {
 		// fn failed or wrote nothing: that is the outcome at the moment of the read.
 		return base, err
@@ -871,7 +870,7 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, 
 			}
 			var done bool
 			var err error
-			next, done, err = apply(key, cur, nil, fn, shared, keep)
+			next, done, err = apply(key, cur, fn, shared, keep)
 			switch {
 			case errors.As(err, new(*decodeError)):
 				return err
@@ -896,7 +895,7 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, 
 		}
 		stored := *next.frozen // a new entry: a published one is never modified
 		stored.Revision = rev
-		s.hints.Put(string(k), hint{rev: rev, t: &stored, spec: next.spec})
+		s.hints.Put(string(k), hint{rev: rev, t: &stored})
 		result = &stored
 		return nil
 	})
@@ -916,19 +915,16 @@ func (e *decodeError) Error() string { return e.err.Error() }
 func (e *decodeError) Unwrap() error { return e.err }
 
 // prepared is fn's result ready to write: its encoding without a revision, and, when kept, its
-// decoded form (what decoding that encoding would give) and its spec's encoding for the cache.
+// decoded form (what decoding that encoding would give) for the cache.
 type prepared struct {
 	enc    codec.Unrevised
 	frozen *store.Target
-	spec   []byte
 }
 
 // apply runs fn on a private copy of base (nil: absent), or on base itself when shared, and
 // prepares its result for writing. done is true when fn returned nil: nothing to write.
-// baseSpec is the encoding of base's spec as its cache entry keeps it (nil: unknown); when fn's
-// result has the same spec, its encoding and base's decoded spec are reused. Without keep, only
-// the encoding is prepared (w.frozen and w.spec nil).
-func apply(key store.Key, base *store.Target, baseSpec []byte, fn store.UpdateFunc, shared, keep bool) (w prepared, done bool, err error) {
+// Without keep, only the encoding is prepared (w.frozen nil).
+func apply(key store.Key, base *store.Target, fn store.UpdateFunc, shared, keep bool) (w prepared, done bool, err error) {
 	cur := base
 	if base != nil && !shared {
 		if cur, err = codec.Normalize(base); err != nil {
@@ -945,12 +941,12 @@ func apply(key store.Key, base *store.Target, baseSpec []byte, fn store.UpdateFu
 	withKey := *next
 	withKey.Key = key
 	if !keep {
-		if w.enc, err = codec.Binary.MarshalUnrevised(&withKey); err != nil {
+		if w.enc, err = codec.MarshalUnrevised(&withKey); err != nil {
 			return prepared{}, false, &decodeError{err}
 		}
 		return w, false, nil
 	}
-	if w.enc, w.frozen, w.spec, err = codec.Binary.MarshalNormalizedAfter(&withKey, base, baseSpec); err != nil {
+	if w.enc, w.frozen, err = codec.MarshalNormalized(&withKey); err != nil {
 		return prepared{}, false, &decodeError{err}
 	}
 	return w, false, nil
@@ -1121,12 +1117,10 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Check runs bbolt's consistency check of the whole file and returns the first problem found.
 // It also checks that every cached record that claims the stored revision encodes as the stored
-// record does once decoded (a cached record modified by a caller would not), and that the record
-// written with the spec encoding the entry keeps, which the next update of the key reuses, is
-// exactly the stored bytes. The cached record is compared with the decoded stored one, not with
-// the stored bytes: a quantity whose text does not read back as itself ("62.5Ki" is written
-// "64000", which reads back as "64k") encodes differently once decoded, in the cache as in
-// any decoded copy.
+// record does once decoded (a cached record modified by a caller would not). The cached record
+// is compared with the decoded stored one, not with the stored bytes: a quantity whose text
+// does not read back as itself ("62.5Ki" is written "64000", which reads back as "64k")
+// encodes differently once decoded, in the cache as in any decoded copy.
 func (s *Store) Check() error {
 	// bbolt's check reads the free-page list, which a concurrent write transaction changes:
 	// hold off checkpoints, the file's only writer.
@@ -1145,30 +1139,16 @@ func (s *Store) Check() error {
 			if rev, ok := codec.Revision(v); !ok || rev != h.rev {
 				continue // stale: never trusted
 			}
-			enc, err := codec.Binary.Marshal(h.t, h.rev)
+			enc, err := codec.Marshal(h.t, h.rev)
 			want := v
 			if err == nil && !bytes.Equal(enc, v) {
 				var stored *store.Target
 				if stored, err = decode(h.t.Key, v); err == nil {
-					want, err = codec.Binary.Marshal(stored, h.rev)
+					want, err = codec.Marshal(stored, h.rev)
 				}
 			}
-			if err != nil || !bytes.Equal(enc, want) {
-				if first == nil {
-					first = fmt.Errorf("cached record of %s (revision %d) differs from the stored one (%v): something modified it", h.t.Key, h.rev, err)
-				}
-				continue
-			}
-			if h.spec == nil {
-				continue
-			}
-			// h.t.Spec encodes as itself: this writes h.spec in its place.
-			u, _, _, err := codec.Binary.MarshalNormalizedAfter(h.t, h.t, h.spec)
-			if err == nil {
-				enc, err = u.Revise(h.rev)
-			}
-			if (err != nil || !bytes.Equal(enc, v)) && first == nil {
-				first = fmt.Errorf("cached spec encoding of %s (revision %d) differs from the stored one (%v)", h.t.Key, h.rev, err)
+			if (err != nil || !bytes.Equal(enc, want)) && first == nil {
+				first = fmt.Errorf("cached record of %s (revision %d) differs from the stored one (%v): something modified it", h.t.Key, h.rev, err)
 			}
 		}
 		return nil

@@ -153,10 +153,11 @@ func TestSchemaVersion(t *testing.T) {
 		setup   func(tx *bolt.Tx) error
 		wantErr string // "" = opens
 	}{
-		{name: "current", setup: withMeta("3", true)},
+		{name: "current", setup: withMeta("4", true)},
 		{name: "older, upgraded", setup: withMeta("1", true)},
 		{name: "version 2, upgraded", setup: withMeta("2", true)},
-		{name: "newer", setup: withMeta("4", true), wantErr: "newer binary"},
+		{name: "version 3, upgraded", setup: withMeta("3", true)},
+		{name: "newer", setup: withMeta("5", true), wantErr: "newer binary"},
 		{name: "garbage", setup: withMeta("one", true), wantErr: "corrupt schema version"},
 		{name: "zero", setup: withMeta("0", true), wantErr: "corrupt schema version"},
 		{name: "no version", setup: withMeta("", true), wantErr: "no schema version"},
@@ -247,8 +248,8 @@ func TestVersion1RecordsServe(t *testing.T) {
 	defer db.Close()
 	err = db.View(func(tx *bolt.Tx) error {
 		v := tx.Bucket([]byte("targets")).Get(codec.EncodeKey(k))
-		if len(v) == 0 || v[0] != 0xB3 {
-			t.Errorf("rewritten record %q, want a binary one (record format 3)", v)
+		if len(v) == 0 || v[0] != 4 {
+			t.Errorf("rewritten record %q, want one of record format 4", v)
 		}
 		if t2, rev, err := codec.Unmarshal(v); err != nil || rev != next.Revision || t2.Spec.MaxReplicas != 6 {
 			t.Errorf("rewritten record decodes to revision %d, MaxReplicas %v (%v); want %d, 6", rev, t2, err, next.Revision)

@@ -14,14 +14,11 @@ import (
 // process writes the file (bbolt locks it), so entries go stale only by our own writes.
 //
 // Entries are shared and frozen: nothing modifies a target once it is put, and nothing hands
-// one out without copying it (codec.Normalize). An entry's Spec may be the very one of the entry
-// it replaced, and its spec encoding the same slice (codec.MarshalNormalizedAfter).
+// one out without copying it (codec.Normalize).
 type hints = bounded.Map[hint]
 
-// hint is a record as stored under its key: its revision, its decoded form, and the bytes it
-// holds as its spec (nil: none to reuse), which the next update reuses when its spec is the same.
+// hint is a record as stored under its key: its revision and its decoded form.
 type hint struct {
-	rev  int64
-	t    *store.Target
-	spec []byte
+	rev int64
+	t   *store.Target
 }

@@ -57,7 +57,7 @@ func TestStaleHintIsNotTrusted(t *testing.T) {
 			if bogus.t == nil {
 				s.hints.DeleteBytes(ek)
 			} else {
-				s.hints.Put(string(ek), hint{rev: bogus.rev, t: bogus.t, spec: nil})
+				s.hints.Put(string(ek), hint{rev: bogus.rev, t: bogus.t})
 			}
 			got, err := s.Update(ctx, k, bump)
 			if err != nil {
@@ -75,7 +75,7 @@ func TestStaleHintIsNotTrusted(t *testing.T) {
 	if err := s.checkpoint(); err != nil {
 		t.Fatal(err)
 	}
-	s.hints.Put(string(ek), hint{rev: stored.Revision, t: stored, spec: nil})
+	s.hints.Put(string(ek), hint{rev: stored.Revision, t: stored})
 	if err := s.db.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bucketTargets).Delete(ek) }); err != nil {
 		t.Fatal(err)
 	}

@@ -8,24 +8,24 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// The on-disk layout, version 3:
+// The on-disk layout, version 4:
 //
 //	meta     bucket
-//	  "schema_version" -> decimal ASCII, "3"
+//	  "schema_version" -> decimal ASCII, "4"
 //	targets  bucket, its sequence is the revision counter
 //	  codec.EncodeKey(key) -> codec record (carrying its own record version and revision)
 //
 // Versions: 1 holds records of record version 1 only (JSON). 2 holds records of version 2
 // (JSON), which binaries of schema version 1 cannot read, and of version 1 not rewritten since.
-// 3 writes records of version 3 (codec.Binary, ~40 % of the JSON's size: a checkpoint writes
-// them for half the CPU), which binaries of schema version 2 cannot read, and holds the older
-// ones until they are rewritten; this binary reads all three, and the write-ahead log may hold
-// any of them. The layout is the same in all three, and migrate upgrades a file by its version
-// alone.
+// 3 writes records of version 3 (a hand-made binary layout), which binaries of schema version 2
+// cannot read. 4 writes records of format 4 (protobuf, generated: store/proto), which binaries
+// of schema version 3 cannot read, and holds the older ones until they are rewritten; this
+// binary reads all four, and the write-ahead log may hold any of them. The layout is the same
+// in all, and migrate upgrades a file by its version alone.
 //
 // Bump SchemaVersion when an older binary could no longer read what this one writes, and teach
 // migrate to upgrade older files in place.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 var (
 	bucketMeta       = []byte("meta")
@@ -79,7 +79,7 @@ func initSchema(tx *bolt.Tx) error {
 }
 
 // migrate upgrades a file of an older schema version in place, in Open's transaction. From
-// versions 1 and 2 that is the version alone: its records stay as they are until they are
+// versions 1 to 3 that is the version alone: its records stay as they are until they are
 // rewritten, and a binary that could not read what this one writes then refuses the file at
 // Open instead of failing on every record rewritten since.
 func migrate(meta *bolt.Bucket) error {

@@ -579,7 +579,7 @@ func TestChunkedCheckpoint(t *testing.T) {
 
 // TestJSONLogReplaysAfterUpgrade: a file of schema version 2 whose log holds JSON records (an
 // older binary crashed) opens with this binary: the log replays, the records read, the file
-// becomes schema version 3, and the next update writes the record in binary.
+// becomes schema version 4, and the next update writes the record in format 4.
 func TestJSONLogReplaysAfterUpgrade(t *testing.T) {
 	db, segs, path, r := crashedWithOneSegment(t, 4, 7)
 	if len(r.es) != 2 {
@@ -590,9 +590,12 @@ func TestJSONLogReplaysAfterUpgrade(t *testing.T) {
 		if err != nil || e.val[0] == '{' {
 			t.Fatalf("logged record %d: %v, or not binary: %.10q", i, err, e.val)
 		}
-		if r.es[i].val, err = codec.Marshal(tgt, rev); err != nil {
-			t.Fatal(err)
-		}
+		// The JSON record of version 1 an older binary wrote for it (MaxReplicas is what the
+		// test reads back).
+		k := tgt.Key
+		r.es[i].val = fmt.Appendf(nil, `{"v":1,"rev":%d,"key":{"cluster":%q,"namespace":%q,"name":%q},`+
+			`"spec":{"scaleTargetRef":{},"maxReplicas":%d},"state":{"history":{}},"lastSeen":"2026-01-01T00:00:00Z"}`,
+			rev, k.Cluster, k.Namespace, k.Name, tgt.Spec.MaxReplicas)
 	}
 	if err := os.WriteFile(path, append(appendFrame(nil, segs[0], r.es), make([]byte, 100)...), 0o600); err != nil {
 		t.Fatal(err)
@@ -625,13 +628,13 @@ func TestJSONLogReplaysAfterUpgrade(t *testing.T) {
 		t.Error(err)
 	}
 	err = rs.db.View(func(tx *bbolt.Tx) error {
-		if v := string(tx.Bucket(bucketMeta).Get(keySchemaVersion)); v != "3" {
-			t.Errorf("schema version %q after Open, want 3", v)
+		if v := string(tx.Bucket(bucketMeta).Get(keySchemaVersion)); v != "4" {
+			t.Errorf("schema version %q after Open, want 4", v)
 		}
 		web := tx.Bucket(bucketTargets).Get(codec.EncodeKey(wkey("web")))
 		api := tx.Bucket(bucketTargets).Get(codec.EncodeKey(wkey("api")))
-		if len(web) == 0 || web[0] != '{' || len(api) == 0 || api[0] == '{' {
-			t.Errorf("web's record %.10q should still be JSON, api's %.10q binary after its update", web, api)
+		if len(web) == 0 || web[0] != '{' || len(api) == 0 || api[0] != 4 {
+			t.Errorf("web's record %.10q should still be JSON, api's %.10q format 4 after its update", web, api)
 		}
 		return nil
 	})

@@ -510,7 +510,7 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 		}
 		if txn.Succeeded {
 			// The Txn's revision is the one its Put wrote.
-			s.keep(k, &withKey, txn.Header.Revision)
+			s.keep(k, enc, txn.Header.Revision)
 			return decode(key, &mvccpb.KeyValue{Value: enc, ModRevision: txn.Header.Revision})
 		}
 		s.conflicts.Add(1)

@@ -119,9 +119,10 @@ func TestSchemaVersion(t *testing.T) {
 		wantErr string            // "" = opens
 	}{
 		{name: "empty prefix"},
-		{name: "current", keys: map[string]string{"meta/schema_version": "2"}},
+		{name: "current", keys: map[string]string{"meta/schema_version": "3"}},
 		{name: "older, upgraded", keys: map[string]string{"meta/schema_version": "1"}}, // checkLayout wants the current one
-		{name: "newer", keys: map[string]string{"meta/schema_version": "3"}, wantErr: "newer binary"},
+		{name: "version 2, upgraded", keys: map[string]string{"meta/schema_version": "2"}},
+		{name: "newer", keys: map[string]string{"meta/schema_version": "4"}, wantErr: "newer binary"},
 		{name: "garbage", keys: map[string]string{"meta/schema_version": "one"}, wantErr: "corrupt schema version"},
 		{name: "zero", keys: map[string]string{"meta/schema_version": "0"}, wantErr: "corrupt schema version"},
 		{name: "someone else's keys", keys: map[string]string{"config": "x"}, wantErr: "not an hpa-recommender store"},

@@ -2,9 +2,6 @@ package etcdstore
 
 import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
-
-	"github.com/hpa-recommender/hpa-recommender/store"
-	"github.com/hpa-recommender/hpa-recommender/store/internal/codec"
 )
 
 // recentRecord is what Store.recent holds, by etcd key, for a bounded number of targets: the
@@ -16,10 +13,9 @@ import (
 // (which goes through etcd's log) instead of a read. A scaler keeps its connection to one replica, so the replica that
 // wrote a target last is nearly always the one that decides it next.
 //
-// A record read from etcd is kept as etcd returned it (JSON); one this replica wrote, in the
-// binary record format of the bbolt store, a third of the bytes and faster to decode, to the
-// same target (codec's TestBinaryIsTheRoundTrip). Values are never modified (codec.Unmarshal
-// does not alias its input) and hold no pointers, so the collector does not scan them.
+// A record is kept as etcd holds it: as read, or as this replica wrote it. Values are never
+// modified (codec.Unmarshal does not alias its input) and hold no pointers, so the collector
+// does not scan them.
 //
 // A caller whose calls a load balancer spreads over the replicas (a service mesh balancing
 // each request) makes another replica write the target between two of this one's decisions,
@@ -73,18 +69,13 @@ func (s *Store) saw(k string, kv *mvccpb.KeyValue) {
 	}
 }
 
-// keep records t, just written to etcd key k at revision rev, in the binary record format.
-func (s *Store) keep(k string, t *store.Target, rev int64) {
+// keep records the record val, just written to etcd key k at revision rev.
+func (s *Store) keep(k string, val []byte, rev int64) {
 	e, ok := s.recent.Get(k)
 	if !ok && !s.recent.Admit() {
 		return
 	}
-	b, err := codec.Binary.Marshal(t, 0)
-	if err != nil { // cannot be: t was just encoded as JSON; start from a read then
-		s.recent.Delete(k)
-		return
-	}
-	e.val, e.rev = b, rev
+	e.val, e.rev = val, rev
 	s.recent.Put(k, e)
 }
 

@@ -9,10 +9,10 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// The key layout under Config.Prefix (normalized to end with "/"), version 2:
+// The key layout under Config.Prefix (normalized to end with "/"), version 3:
 //
-//	<prefix>meta/schema_version   -> decimal ASCII, "2"
-//	<prefix>targets/<codec key>   -> codec record (JSON, its own record version; no revision,
+//	<prefix>meta/schema_version   -> decimal ASCII, "3"
+//	<prefix>targets/<codec key>   -> codec record (its own format; no revision,
 //	                                 Target.Revision is the key's etcd ModRevision)
 //
 // codec.EncodeKey keeps (cluster, namespace, name) order in byte order, so a range read over
@@ -20,12 +20,15 @@ import (
 //
 // Versions: 1 holds records of record version 1 only. 2 holds records of version 2, which
 // binaries of schema version 1 cannot read, and of version 1 not rewritten since (this binary
-// reads both): the layout is the same, and upgradeSchema upgrades a version 1 prefix by its
-// version alone.
+// reads both). 3 writes records of format 4 (protobuf, generated: store/proto), which binaries
+// of schema version 2 cannot read, and holds the JSON ones until they are rewritten, so
+// replicas sharing a prefix are upgraded together: an older replica still running fails on
+// every record a newer one wrote. The layout is the same in all, and upgradeSchema upgrades an
+// older prefix by its version alone.
 //
 // Bump SchemaVersion when an older binary could no longer read what this one writes, and
 // teach checkSchema to upgrade older layouts.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 const (
 	schemaVersionKey = "meta/schema_version"

@@ -156,9 +156,9 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, 
 		stored *store.Target
 	)
 	if result {
-		u, stored, _, err = codec.Binary.MarshalNormalized(&withKey)
+		u, stored, err = codec.MarshalNormalized(&withKey)
 	} else {
-		u, err = codec.Binary.MarshalUnrevised(&withKey)
+		u, err = codec.MarshalUnrevised(&withKey)
 	}
 	if err != nil {
 		return nil, err

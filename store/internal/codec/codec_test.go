@@ -89,7 +89,7 @@ func TestUnmarshalRefusesOtherVersions(t *testing.T) {
 			t.Errorf("LastSeen(%s) succeeded", b)
 		}
 	}
-	const want = "unsupported record version 3 (this binary reads 1 to 2)"
+	const want = "unsupported record version 3 (this binary reads 1 to 2, and 4)"
 	if _, _, err := Unmarshal([]byte(`{"v":3}`)); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Unmarshal of version 3: %v, want an error saying %q", err, want)
 	}

@@ -159,7 +159,7 @@ func TestNormalizeIsTheRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("target %d: Normalize: %v", i, err)
 		}
-		enc, norm, _, err := MarshalNormalized(in)
+		enc, norm, err := MarshalNormalized(in)
 		if err != nil {
 			t.Fatalf("target %d: MarshalNormalized: %v", i, err)
 		}

@@ -14,12 +14,10 @@ import (
 	"github.com/hpa-recommender/hpa-recommender/store"
 )
 
-// Record format 3: the record of format 2 (recordV1 and the same rules: conditionsAsState,
-// quantities as their canonical text, durations in nanoseconds) written as bytes instead of
-// JSON, for the bbolt store, whose checkpoints rewrite a record's whole bbolt leaf and whose
-// log writes every record: the benchmarks' record takes 1,576 bytes instead of 4,629
-// (TestBinaryIsSmaller), and a checkpoint writes a record of that size for half the CPU
-// (docs/PERFORMANCE-HISTORY.md, "ninth pass").
+// Legacy record format 3: the record of format 2 (recordV1 and the same rules: conditionsAsState,
+// quantities as their canonical text, durations in nanoseconds) in a hand-made binary layout,
+// which the bbolt store and the memory store wrote until format 4. It is read, never written:
+// a record keeps its format until its target is written again.
 //
 // Layout, every integer little-endian:
 //
@@ -43,341 +41,6 @@ const binaryHeader = 21
 // isBinary reports whether b opens as a binary record.
 func isBinary(b []byte) bool { return len(b) > 0 && b[0] == binaryMagic }
 
-// errBinaryTime is a time that the record cannot hold.
-var errBinaryTime = errors.New("year outside of range [0,9999]")
-
-// binEncoder appends a target in the binary layout, straight from the domain types: the bytes
-// the record structs (recordV1, the JSON encoder's input) would give, without building them,
-// which cost more allocations than the encoding (TestBinaryEncodesAsRecord holds it to those
-// bytes). It keeps the first error.
-type binEncoder struct {
-	b   []byte
-	err error
-	// specBin, when not nil, is written as the spec section in place of encoding the spec.
-	specBin []byte
-	// specAt and specEnd are where the spec section's bytes are in b.
-	specAt, specEnd int
-}
-
-func (e *binEncoder) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
-func (e *binEncoder) varint(v int64)   { e.b = binary.AppendVarint(e.b, v) }
-func (e *binEncoder) str(s string)     { e.uvarint(uint64(len(s))); e.b = append(e.b, s...) }
-
-func (e *binEncoder) flag(ok bool) {
-	if ok {
-		e.b = append(e.b, 1)
-	} else {
-		e.b = append(e.b, 0)
-	}
-}
-
-func (e *binEncoder) int32Ptr(p *int32) {
-	e.flag(p != nil)
-	if p != nil {
-		e.varint(int64(*p))
-	}
-}
-
-func (e *binEncoder) strPtr(p *string) {
-	e.flag(p != nil)
-	if p != nil {
-		e.str(*p)
-	}
-}
-
-// qty writes an optional quantity as its text, qtyText (encQty's).
-func (e *binEncoder) qty(q *resource.Quantity) {
-	e.flag(q != nil)
-	if q != nil {
-		e.str(qtyText(q))
-	}
-}
-
-// checkTime refuses what JSON refuses: a year outside [0,9999], in UTC as records are written.
-func (e *binEncoder) checkTime(t time.Time) {
-	if y := t.UTC().Year(); (y < 0 || y > 9999) && e.err == nil {
-		e.err = fmt.Errorf("time %v: %w", t, errBinaryTime)
-	}
-}
-
-func (e *binEncoder) time(t time.Time) {
-	e.checkTime(t)
-	e.varint(t.Unix())
-	e.uvarint(uint64(t.Nanosecond()))
-}
-
-func binList[T any](e *binEncoder, s []T, elem func(*binEncoder, *T)) {
-	e.uvarint(uint64(len(s)))
-	for i := range s {
-		elem(e, &s[i])
-	}
-}
-
-func (e *binEncoder) strs(s []string) { binList(e, s, func(e *binEncoder, s *string) { e.str(*s) }) }
-
-// record writes t with revision rev (0 or less: none).
-func (e *binEncoder) record(t *store.Target, rev int64) {
-	e.b = append(e.b, binaryMagic)
-	e.b = binary.LittleEndian.AppendUint64(e.b, uint64(max(rev, 0)))
-	e.checkTime(t.LastSeen)
-	e.b = binary.LittleEndian.AppendUint64(e.b, uint64(t.LastSeen.Unix()))
-	e.b = binary.LittleEndian.AppendUint32(e.b, uint32(t.LastSeen.Nanosecond()))
-	e.str(t.Key.Cluster)
-	e.str(t.Key.Namespace)
-	e.str(t.Key.Name)
-	lenAt := len(e.b)
-	e.b = append(e.b, 0, 0, 0, 0) // the spec section's length, set below
-	e.specAt = len(e.b)
-	if e.specBin != nil {
-		e.b = append(e.b, e.specBin...)
-	} else {
-		e.spec(&t.Spec)
-	}
-	e.specEnd = len(e.b)
-	if n := e.specEnd - e.specAt; n > math.MaxUint32 {
-		if e.err == nil {
-			e.err = fmt.Errorf("spec of %d bytes: too large", n)
-		}
-	} else {
-		binary.LittleEndian.PutUint32(e.b[lenAt:], uint32(n))
-	}
-	e.state(&t.State)
-	binList(e, t.Pending, func(e *binEncoder, p *store.PendingDecision) {
-		e.str(p.RecommendationID)
-		e.time(p.Time)
-		e.varint(int64(p.CurrentReplicas))
-		e.varint(int64(p.DesiredReplicas))
-	})
-	e.strs(t.Reported)
-	e.flag(t.LastDecision != nil)
-	if d := t.LastDecision; d != nil {
-		e.lastDecision(d, t.State.Conditions)
-	}
-}
-
-func (e *binEncoder) spec(s *recommender.Spec) {
-	e.objRef(&s.ScaleTargetRef)
-	e.int32Ptr(s.MinReplicas)
-	e.varint(int64(s.MaxReplicas))
-	binList(e, s.Metrics, (*binEncoder).metric)
-	e.flag(s.Behavior != nil)
-	if b := s.Behavior; b != nil {
-		e.rules(b.ScaleUp)
-		e.rules(b.ScaleDown)
-	}
-}
-
-func (e *binEncoder) objRef(r *recommender.ObjectReference) {
-	e.str(r.APIVersion)
-	e.str(r.Kind)
-	e.str(r.Name)
-}
-
-func (e *binEncoder) metric(m *recommender.MetricSpec) {
-	e.str(m.Type)
-	e.flag(m.Resource != nil)
-	if s := m.Resource; s != nil {
-		e.str(s.Name)
-		e.target(&s.Target)
-	}
-	e.flag(m.ContainerResource != nil)
-	if s := m.ContainerResource; s != nil {
-		e.str(s.Name)
-		e.str(s.Container)
-		e.target(&s.Target)
-	}
-	e.flag(m.Pods != nil)
-	if s := m.Pods; s != nil {
-		e.metricID(&s.Metric)
-		e.target(&s.Target)
-	}
-	e.flag(m.Object != nil)
-	if s := m.Object; s != nil {
-		e.objRef(&s.DescribedObject)
-		e.metricID(&s.Metric)
-		e.target(&s.Target)
-	}
-	e.flag(m.External != nil)
-	if s := m.External; s != nil {
-		e.metricID(&s.Metric)
-		e.target(&s.Target)
-	}
-}
-
-func (e *binEncoder) metricID(m *recommender.MetricIdentifier) {
-	e.str(m.Name)
-	e.flag(m.Selector != nil)
-	if s := m.Selector; s != nil {
-		e.labels(s.MatchLabels)
-		binList(e, s.MatchExpressions, func(e *binEncoder, r *recommender.LabelSelectorRequirement) {
-			e.str(r.Key)
-			e.str(r.Operator)
-			e.strs(r.Values)
-		})
-	}
-}
-
-// labels writes a map's entries sorted by key; the keys are sorted in place, on the stack
-// for the usual few.
-func (e *binEncoder) labels(m map[string]string) {
-	var room [8]string
-	keys := room[:0]
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	e.uvarint(uint64(len(keys)))
-	for _, k := range keys {
-		e.str(k)
-		e.str(m[k])
-	}
-}
-
-func (e *binEncoder) target(t *recommender.MetricTarget) {
-	e.str(t.Type)
-	e.qty(t.Value)
-	e.qty(t.AverageValue)
-	e.int32Ptr(t.AverageUtilization)
-}
-
-func (e *binEncoder) rules(r *recommender.ScalingRules) {
-	e.flag(r != nil)
-	if r == nil {
-		return
-	}
-	e.int32Ptr(r.StabilizationWindowSeconds)
-	e.strPtr(r.SelectPolicy)
-	binList(e, r.Policies, func(e *binEncoder, p *recommender.ScalingPolicy) {
-		e.str(p.Type)
-		e.varint(int64(p.Value))
-		e.varint(int64(p.PeriodSeconds))
-	})
-	e.qty(r.Tolerance)
-}
-
-func (e *binEncoder) state(s *recommender.State) {
-	e.flag(s.Seeded)
-	binList(e, s.History.Recommendations, func(e *binEncoder, r *recommender.Recommendation) {
-		e.time(r.Time)
-		e.varint(int64(r.Replicas))
-	})
-	events := func(e *binEncoder, s *recommender.ScaleEvent) {
-		e.time(s.Time)
-		e.varint(int64(s.Change))
-	}
-	binList(e, s.History.ScaleUpEvents, events)
-	binList(e, s.History.ScaleDownEvents, events)
-	binList(e, s.Conditions, (*binEncoder).condition)
-}
-
-func (e *binEncoder) condition(c *recommender.Condition) {
-	e.str(c.Type)
-	e.str(c.Status)
-	e.str(c.Reason)
-	e.str(c.Message)
-	e.time(c.LastTransitionTime)
-}
-
-// sameConditions is conditionsAsState on the domain types: cs, not empty, would be written
-// exactly as the state's conditions are (the same instants, every other field equal).
-func sameConditions(cs, state []recommender.Condition) bool {
-	if len(cs) == 0 || len(cs) != len(state) {
-		return false
-	}
-	for i := range cs {
-		c, s := cs[i], state[i]
-		if !utc(c.LastTransitionTime).Equal(utc(s.LastTransitionTime)) {
-			return false
-		}
-		// Every other field, whatever fields Condition gains, by ==.
-		c.LastTransitionTime, s.LastTransitionTime = time.Time{}, time.Time{}
-		if c != s {
-			return false
-		}
-	}
-	return true
-}
-
-// lastDecision writes the last decision; stateConds are the state's conditions, which the
-// decision's are written as when they are the same (conditionsAsState).
-func (e *binEncoder) lastDecision(ld *store.LastDecision, stateConds []recommender.Condition) {
-	d := &ld.Decision
-	e.str(ld.RecommendationID)
-	e.time(d.Time)
-	e.varint(int64(d.CurrentReplicas))
-	e.varint(int64(d.DesiredReplicas))
-	binList(e, d.CurrentMetrics, (*binEncoder).metricStatus)
-	asState := sameConditions(d.Conditions, stateConds)
-	e.flag(asState)
-	if asState {
-		e.uvarint(0)
-	} else {
-		binList(e, d.Conditions, (*binEncoder).condition)
-	}
-	x := &d.Explanation
-	e.str(x.Message)
-	binList(e, x.Metrics, func(e *binEncoder, m *recommender.MetricExplanation) {
-		e.varint(int64(m.Index))
-		e.str(m.Name)
-		e.varint(int64(m.Proposal))
-		r := m.UsageRatio
-		if math.IsNaN(r) {
-			r = math.NaN() // one NaN, as JSON's "NaN" reads back
-		}
-		e.b = binary.LittleEndian.AppendUint64(e.b, math.Float64bits(r))
-		e.varint(int64(m.ReadyPods))
-		e.varint(int64(m.IgnoredPods))
-		e.varint(int64(m.MissingPods))
-		e.varint(int64(m.UnreadyPods))
-		e.str(m.Error)
-	})
-	e.varint(int64(x.WinningMetric))
-	e.varint(int64(x.Proposal))
-	e.varint(int64(x.Stabilized))
-	e.varint(int64(x.StabilizationWindow))
-	e.varint(int64(x.Limited))
-	e.str(x.LimitingPolicy)
-	e.varint(int64(x.Final))
-	e.str(x.LimitReason)
-}
-
-func (e *binEncoder) metricStatus(m *recommender.MetricStatus) {
-	e.str(m.Type)
-	e.flag(m.Resource != nil)
-	if s := m.Resource; s != nil {
-		e.str(s.Name)
-		e.value(&s.Current)
-	}
-	e.flag(m.ContainerResource != nil)
-	if s := m.ContainerResource; s != nil {
-		e.str(s.Name)
-		e.str(s.Container)
-		e.value(&s.Current)
-	}
-	e.flag(m.Pods != nil)
-	if s := m.Pods; s != nil {
-		e.metricID(&s.Metric)
-		e.value(&s.Current)
-	}
-	e.flag(m.Object != nil)
-	if s := m.Object; s != nil {
-		e.metricID(&s.Metric)
-		e.value(&s.Current)
-		e.objRef(&s.DescribedObject)
-	}
-	e.flag(m.External != nil)
-	if s := m.External; s != nil {
-		e.metricID(&s.Metric)
-		e.value(&s.Current)
-	}
-}
-
-func (e *binEncoder) value(v *recommender.MetricValueStatus) {
-	e.qty(v.Value)
-	e.qty(v.AverageValue)
-	e.int32Ptr(v.AverageUtilization)
-}
-
 // binDecoder reads a binary record into a target. Every string is carved from text, one copy
 // of the record made up front, so the result never aliases the input and costs one allocation
 // for all its strings. It keeps the first error; reads past it return zero values.
@@ -386,8 +49,6 @@ type binDecoder struct {
 	text string // the record as a string, b's copy
 	off  int
 	err  error
-	// rewritten is set once a quantity's String() is not the text it was read from (decoder's).
-	rewritten bool
 	// qtyErr is the first quantity whose text does not parse: the record reads, but not as a
 	// target (decRecord's error).
 	qtyErr error
@@ -538,39 +199,26 @@ func binaryHeaderFields(b []byte) (rev int64, lastSeen time.Time, err error) {
 	return int64(r), binTime(int64(binary.LittleEndian.Uint64(b[9:17])), int64(nsec)), nil
 }
 
-// decodeBinary decodes a binary record straight into a target, as decRecord would convert the
-// record's structs (the same nil and empty, the decision's conditions a copy of the state's for
-// conditionsAsState), without building them.
+// decodeBinary decodes a binary record into a target, as decRecord converts a JSON record's
+// (the same nil and empty, the decision's conditions a copy of the state's for
+// conditionsAsState).
 func decodeBinary(b []byte) (*store.Target, error) {
-	t, _, err := decodeBinarySpec(b, nil)
-	return t, err
-}
-
-// decodeBinarySpec is decodeBinary, but for a spec (when not nil) that stands for the record's,
-// whose section it skips: the target's Spec is *spec, as decRecordSpec gives. exact reports
-// whether the quantities of the record's spec decoded to ones whose String() is the text they
-// were written as (always, with spec).
-func decodeBinarySpec(b []byte, spec *recommender.Spec) (t *store.Target, exact bool, err error) {
 	rev, seen, err := binaryHeaderFields(b)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	d := binDecoder{b: b, text: string(b), off: binaryHeader}
-	t = &store.Target{Revision: rev, LastSeen: seen}
+	t := &store.Target{Revision: rev, LastSeen: seen}
 	t.Key = store.Key{Cluster: d.str(), Namespace: d.str(), Name: d.str()}
 	if d.err == nil && len(b)-d.off < 4 {
 		d.fail("truncated")
 	}
-	exact = true
 	if d.err == nil {
 		n := binary.LittleEndian.Uint32(b[d.off:])
 		d.off += 4
 		switch {
 		case uint64(n) > uint64(len(b)-d.off):
 			d.fail("spec section longer than the record")
-		case spec != nil:
-			t.Spec = *spec
-			d.off += int(n)
 		default:
 			// The decoder itself, its bytes cut at the section's end (a decoder of its own
 			// would be one more allocation: method values make decoders escape).
@@ -582,7 +230,6 @@ func decodeBinarySpec(b []byte, spec *recommender.Spec) (t *store.Target, exact 
 				d.fail("spec section longer than its spec")
 			}
 			d.b, d.text, d.off = b, whole, end
-			exact = !d.rewritten // nothing before the spec reads a quantity
 		}
 	}
 	d.state(&t.State)
@@ -598,12 +245,12 @@ func decodeBinarySpec(b []byte, spec *recommender.Spec) (t *store.Target, exact 
 		d.fail("bytes after the record")
 	}
 	if d.err != nil {
-		return nil, false, d.err
+		return nil, d.err
 	}
 	if d.qtyErr != nil {
-		return nil, false, fmt.Errorf("decode target %s: %w", t.Key, d.qtyErr)
+		return nil, fmt.Errorf("decode target %s: %w", t.Key, d.qtyErr)
 	}
-	return t, exact, nil
+	return t, nil
 }
 
 // qty reads an optional quantity's text and parses it as decRecord does.
@@ -615,12 +262,9 @@ func (d *binDecoder) qty() *resource.Quantity {
 	if d.err != nil {
 		return nil
 	}
-	q, err := parseQty(s)
+	q, err := resource.ParseQuantity(s)
 	if err != nil && d.qtyErr == nil {
 		d.qtyErr = fmt.Errorf("quantity %q: %w", s, err)
-	}
-	if err == nil && q.String() != s { // only reads: parseQty cached it
-		d.rewritten = true
 	}
 	return &q
 }
