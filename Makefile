@@ -84,8 +84,6 @@ fuzz: ## Run every fuzz target FUZZTIME times each (default 20000x; CI runs this
 	$(GO) test -run '^$$' -fuzz '^FuzzDecisionInputMatchesUncached$$' -fuzztime $(FUZZTIME) ./server
 	$(GO) test -run '^$$' -fuzz '^FuzzKeyEncoding$$' -fuzztime $(FUZZTIME) ./store/internal/codec
 	$(GO) test -run '^$$' -fuzz '^FuzzUnmarshal$$' -fuzztime $(FUZZTIME) ./store/internal/codec
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRecommendRequest$$' -fuzztime $(FUZZTIME) ./internal/wirecodec
-	$(GO) test -run '^$$' -fuzz '^FuzzMarshalRecommendResponse$$' -fuzztime $(FUZZTIME) ./internal/wirecodec
 
 .PHONY: bin/hpa-recommender
 bin/hpa-recommender: ## Build the service into bin/

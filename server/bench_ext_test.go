@@ -13,7 +13,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hpa-recommender/hpa-recommender/clients/bench"
-	"github.com/hpa-recommender/hpa-recommender/internal/wirecodec"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/server"
 	"github.com/hpa-recommender/hpa-recommender/store"
@@ -87,8 +86,8 @@ func BenchmarkRecommend(b *testing.B) {
 }
 
 // BenchmarkRecommendWire is BenchmarkRecommend from the request's wire bytes to the response's:
-// the server's codec decodes each request (as grpc-go hands it the bytes, into recycled
-// messages handed back after the call) and encodes the answer, so the figure is the service's
+// the server's codec decodes each request (as grpc-go hands it the bytes) and encodes the
+// answer, so the figure is the service's
 // CPU per call less grpc-go's transport. bolt only.
 func BenchmarkRecommendWire(b *testing.B) {
 	srv, reqs := benchServer(b, "bolt")
@@ -96,7 +95,7 @@ func BenchmarkRecommendWire(b *testing.B) {
 }
 
 // BenchmarkRecommendWireManySpecs is BenchmarkRecommendWire over 10,000 targets, more than the
-// spec table and the record cache hold, each with a spec of its own: from one template (specs
+// spec cache and the record cache hold, each with a spec of its own: from one template (specs
 // that differ only in scaleTargetRef), as hpa-bench sends by default, or distinct (SetDistinctSpecs).
 func BenchmarkRecommendWireManySpecs(b *testing.B) {
 	for _, distinct := range []bool{false, true} {
@@ -118,7 +117,7 @@ func benchRecommendWire(b *testing.B, srv *server.Server, reqs []*pb.RecommendRe
 			b.Fatal(err)
 		}
 	}
-	codec := wirecodec.Codec{Pooled: true} // as the server's
+	codec := server.NewCodec()
 	var next atomic.Int64
 	b.SetParallelism(32)
 	b.ReportAllocs()
@@ -135,7 +134,6 @@ func benchRecommendWire(b *testing.B, srv *server.Server, reqs []*pb.RecommendRe
 			if err != nil {
 				panic(fmt.Sprint(err))
 			}
-			wirecodec.Release(req) // as the server's interceptor, once the call is over
 			out, err := codec.Marshal(resp)
 			if err != nil {
 				panic(err)

@@ -5,31 +5,28 @@ import (
 	"slices"
 	"sync"
 
-	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/hpa-recommender/hpa-recommender/internal/apiconv"
-	"github.com/hpa-recommender/hpa-recommender/internal/wirecodec"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/recommender"
 	"github.com/hpa-recommender/hpa-recommender/store"
 )
 
-// maxCachedSpecs bounds the cache of specs the codec does not share unless Config.CachedSpecs
-// says otherwise; when full, an entry is dropped at random. An entry is a few kilobytes.
+// maxCachedSpecs bounds the cache of specs unless Config.CachedSpecs says otherwise; when
+// full, an entry is dropped at random. An entry is a few kilobytes.
 const maxCachedSpecs = 4096
 
 // specCache remembers the conversion and validation of the specs seen recently: every
 // Recommend carries its target's full spec, and converting and validating one (quantities,
-// label selectors, policies) costs more than encoding it. A spec the server's codec decoded and
-// shares (wirecodec.Interned) keeps its conversion attached to the message (wirecodec.Attach),
-// found by address, for as long as the codec keeps the message; one the codec composed of a
-// template (wirecodec.Template) is converted as the template's entry with its own
-// scaleTargetRef (convertShared). Any other spec is found by its deterministic wire encoding.
-// Equal encodings are equal specs, so a hit returns exactly what converting would. The zero
-// value is ready to use.
+// label selectors, policies) costs more than encoding it. It is keyed by content: a spec's
+// wire encoding without its scaleTargetRef, so that the many targets of one fleet whose specs
+// differ only in what they scale share an entry, to which each call adds its own reference
+// (withRef). Equal encodings are equal specs, so a hit returns exactly what converting would.
+// The Server owns it (Server.specs); the zero value is ready to use.
 type specCache struct {
 	mu    sync.RWMutex
-	m     map[string]*specEntry // specs the codec does not share, by their encoding
+	m     map[string]*specEntry // by the spec's encoding without scaleTargetRef
 	limit int                   // Config.CachedSpecs: 0, maxCachedSpecs; negative, none
 }
 
@@ -43,8 +40,6 @@ type specEntry struct {
 	conv, invalid []apiconv.FieldViolation
 }
 
-var deterministic = proto.MarshalOptions{Deterministic: true}
-
 func convertSpec(s *pb.HorizontalPodAutoscalerSpec) *specEntry {
 	spec, conv := apiconv.SpecFromProto("spec", s)
 	e := &specEntry{spec: spec, conv: conv}
@@ -57,17 +52,10 @@ func convertSpec(s *pb.HorizontalPodAutoscalerSpec) *specEntry {
 	return e
 }
 
+// get returns s's entry: the cached one of its spec without scaleTargetRef, with s's
+// reference; or s converted whole when that entry or the reference is invalid (their
+// violations, in order, need the whole spec), or when the cache is off.
 func (c *specCache) get(s *pb.HorizontalPodAutoscalerSpec) *specEntry {
-	if v, shared := wirecodec.Attachment(s); shared {
-		if e, ok := v.(*specEntry); ok {
-			return e
-		}
-		// The codec's spec, met for the first time (or by two calls at once: both convert it,
-		// to the same entry).
-		e := c.convertShared(s)
-		wirecodec.Attach(s, e)
-		return e
-	}
 	limit := c.limit
 	switch {
 	case limit == 0:
@@ -75,41 +63,40 @@ func (c *specCache) get(s *pb.HorizontalPodAutoscalerSpec) *specEntry {
 	case limit < 0:
 		return convertSpec(s)
 	}
-	b, err := deterministic.Marshal(s)
+	key, err := s.MarshalVT()
 	if err != nil {
 		return convertSpec(s)
 	}
+	// MarshalVT writes fields in number order: scale_target_ref, field 1, comes first.
+	if num, typ, n := protowire.ConsumeTag(key); n > 0 && num == 1 && typ == protowire.BytesType {
+		if m := protowire.ConsumeFieldValue(num, typ, key[n:]); m >= 0 {
+			key = key[n+m:]
+		}
+	}
 	c.mu.RLock()
-	e := c.m[string(b)]
+	e := c.m[string(key)]
 	c.mu.RUnlock()
-	if e != nil {
+	if e == nil {
+		e = convertSpec(&pb.HorizontalPodAutoscalerSpec{MinReplicas: s.MinReplicas, MaxReplicas: s.MaxReplicas,
+			Metrics: s.Metrics, Behavior: s.Behavior})
+		c.mu.Lock()
+		if c.m == nil {
+			c.m = make(map[string]*specEntry)
+		}
+		for victim := range c.m { // Go's map iteration starts at a random place
+			if len(c.m) < limit {
+				break
+			}
+			delete(c.m, victim)
+		}
+		c.m[string(key)] = e
+		c.mu.Unlock()
+	}
+	if s.ScaleTargetRef == nil {
 		return e
 	}
-	e = convertSpec(s)
-	c.mu.Lock()
-	if c.m == nil {
-		c.m = make(map[string]*specEntry)
-	}
-	for victim := range c.m { // Go's map iteration starts at a random place
-		if len(c.m) < limit {
-			break
-		}
-		delete(c.m, victim)
-	}
-	c.m[string(b)] = e
-	c.mu.Unlock()
-	return e
-}
-
-// convertShared is convertSpec for a spec the codec shares: when the codec composed it of a
-// template and a scaleTargetRef (wirecodec.Template), and both are valid, it is the template's
-// entry (converted once, and attached to the template) with that reference, which is what
-// converting the whole spec gives. Otherwise it converts the whole spec.
-func (c *specCache) convertShared(s *pb.HorizontalPodAutoscalerSpec) *specEntry {
-	if t := wirecodec.Template(s); t != nil {
-		if e := c.get(t).withRef(apiconv.ObjectRefFromProto(s.GetScaleTargetRef())); e != nil {
-			return e
-		}
+	if w := e.withRef(apiconv.ObjectRefFromProto(s.ScaleTargetRef)); w != nil {
+		return w
 	}
 	return convertSpec(s)
 }
@@ -132,14 +119,14 @@ func (e *specEntry) withRef(ref recommender.ObjectReference) *specEntry {
 // decisionInput converts and validates a RecommendRequest's decision inputs: the same input,
 // options and violations (in the same order) as apiconv.RecommendFromProto followed, when conversion
 // found nothing, by recommender.ValidateInput; the spec part comes from the cache. Pods and
-// observations are converted into buf (apiconv.RecommendParts), when the spec is set.
-func (s *Server) decisionInput(req *pb.RecommendRequest, buf *apiconv.Buffers) (recommender.Input, recommender.Options, []apiconv.FieldViolation) {
+// observations are converted by apiconv.RecommendParts, when the spec is set.
+func (s *Server) decisionInput(req *pb.RecommendRequest) (recommender.Input, recommender.Options, []apiconv.FieldViolation) {
 	limits := recommender.Limits{MaxPods: s.cfg.MaxPods}
 	if req.GetSpec() == nil {
 		return apiconv.DecisionInput(req, s.cfg.Defaults, apiconv.Limits{MaxPods: s.cfg.MaxPods})
 	}
 	e := s.specs.get(req.GetSpec())
-	in, opts, conv := apiconv.RecommendParts(req, s.cfg.Defaults, buf)
+	in, opts, conv := apiconv.RecommendParts(req, s.cfg.Defaults)
 	in.Spec, in.Defaulted = e.spec, e.defaulted
 	if len(e.conv) > 0 || len(conv) > 0 {
 		return in, opts, append(slices.Clone(e.conv), conv...)

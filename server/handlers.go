@@ -63,11 +63,7 @@ func (s *Server) recommend(ctx context.Context, req *pb.RecommendRequest) (*pb.R
 	if ok, wait := s.limiter.allow(key.Cluster); !ok {
 		return nil, &rateLimited{cluster: key.Cluster, retryAfter: wait}
 	}
-	// The converted pods and observations live in recycled buffers: nothing of in outlives
-	// the call (the decision and the stored target do not refer to their input).
-	buf := apiconv.GetBuffers()
-	defer buf.Release()
-	in, opts, cv := s.decisionInput(req, buf)
+	in, opts, cv := s.decisionInput(req)
 	violations = append(violations, cv...)
 	if len(violations) > 0 {
 		return nil, &invalidArgument{violations}

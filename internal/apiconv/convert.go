@@ -52,8 +52,6 @@ type converter struct {
 	// the previous one shares its (read-only) conversion instead of parsing it again.
 	lastRequests  map[string]string
 	lastConverted map[string]resource.Quantity
-	// buf, when set, holds the pods, containers, observations and samples converted.
-	buf *Buffers
 }
 
 func newConverter(field string) *converter {
@@ -358,7 +356,7 @@ func (c *converter) pods(name string, pods []*pb.PodState) []recommender.Pod {
 	if len(pods) == 0 {
 		return nil
 	}
-	out := c.buf.podSlice(len(pods))
+	out := make([]recommender.Pod, len(pods))
 	// A pod whose containers are the very messages of the pod before it (the server's codec
 	// decodes a repeated container once) shares that pod's converted containers, when they
 	// converted without a violation: the engine only reads them.
@@ -383,7 +381,7 @@ func (c *converter) pods(name string, pods []*pb.PodState) []recommender.Pod {
 			d.Containers = prevOut
 		} else if len(cs) > 0 {
 			nv := len(c.violations)
-			d.Containers = c.buf.containerSlice(len(cs))
+			d.Containers = make([]recommender.Container, len(cs))
 			for j, ct := range cs {
 				c.pushIndex("containers", j)
 				d.Containers[j] = recommender.Container{
@@ -398,7 +396,7 @@ func (c *converter) pods(name string, pods []*pb.PodState) []recommender.Pod {
 			}
 		}
 		if cs := p.GetInitContainers(); len(cs) > 0 {
-			d.InitContainers = c.buf.containerSlice(len(cs))
+			d.InitContainers = make([]recommender.Container, len(cs))
 			for j, ct := range cs {
 				c.pushIndex("initContainers", j)
 				d.InitContainers[j] = recommender.Container{
@@ -428,13 +426,13 @@ func (c *converter) observations(name string, obs []*pb.MetricObservation) []rec
 	if len(obs) == 0 {
 		return nil
 	}
-	out := c.buf.obsSlice(len(obs))
+	out := make([]recommender.Observation, len(obs))
 	for i, o := range obs {
 		c.pushIndex(name, i)
 		d := &out[i]
 		d.Error = o.GetError()
 		if pvs := o.GetPodValues(); len(pvs) > 0 {
-			d.PodSamples = c.buf.sampleSlice(len(pvs))
+			d.PodSamples = make([]recommender.PodSample, len(pvs))
 			for j, pv := range pvs {
 				c.pushIndex("podValues", j)
 				d.PodSamples[j] = recommender.PodSample{

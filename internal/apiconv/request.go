@@ -49,12 +49,9 @@ func TargetRefViolations(ref *pb.TargetRef, field string) []FieldViolation {
 }
 
 // RecommendParts converts everything of a RecommendRequest but its spec (in.Spec stays nil),
-// for callers that convert and validate specs themselves (the server caches them). With buf
-// (nil: none) the pods and observations are converted into it, and in must not be used after
-// buf.Release.
-func RecommendParts(req *pb.RecommendRequest, defaults recommender.Options, buf *Buffers) (recommender.Input, recommender.Options, []FieldViolation) {
+// for callers that convert and validate specs themselves (the server caches them).
+func RecommendParts(req *pb.RecommendRequest, defaults recommender.Options) (recommender.Input, recommender.Options, []FieldViolation) {
 	c := newConverter("")
-	c.buf = buf
 	in, opts := c.recommendInput(req, defaults)
 	return in, opts, c.violations
 }
