@@ -16,6 +16,27 @@ import (
 // The conversion between store.Target and the generated record message (recordpb.Record).
 // It is written by hand because the record is built from the domain types, which no generator
 // knows; the bytes are protobuf's, written and read by generated code.
+//
+// toRecord shares nothing with its input but strings (immutable), so that fromRecord of its
+// result is a target of its own: what decoding the record's bytes gives, without decoding
+// them (MarshalNormalized).
+
+// cloneOrNil copies s; empty is nil, as decoding gives.
+func cloneOrNil[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return slices.Clone(s)
+}
+
+// clonePtr copies *p.
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
 
 func toRecord(t *store.Target) *pb.Record {
 	r := &pb.Record{
@@ -23,7 +44,7 @@ func toRecord(t *store.Target) *pb.Record {
 		Key:      &pb.Key{Cluster: t.Key.Cluster, Namespace: t.Key.Namespace, Name: t.Key.Name},
 		Spec:     toSpec(&t.Spec),
 		State:    toState(&t.State),
-		Reported: t.Reported,
+		Reported: cloneOrNil(t.Reported),
 	}
 	for _, p := range t.Pending {
 		r.Pending = append(r.Pending, &pb.PendingDecision{RecommendationId: p.RecommendationID, Time: toTime(p.Time),
@@ -63,7 +84,7 @@ func toMetricID(m recommender.MetricIdentifier) *pb.MetricIdentifier {
 		}
 		for _, e := range s.MatchExpressions {
 			out.Selector.MatchExpressions = append(out.Selector.MatchExpressions,
-				&pb.LabelSelectorRequirement{Key: e.Key, Operator: e.Operator, Values: e.Values})
+				&pb.LabelSelectorRequirement{Key: e.Key, Operator: e.Operator, Values: cloneOrNil(e.Values)})
 		}
 	}
 	return out
@@ -71,15 +92,15 @@ func toMetricID(m recommender.MetricIdentifier) *pb.MetricIdentifier {
 
 func toTarget(t recommender.MetricTarget) *pb.MetricTarget {
 	return &pb.MetricTarget{Type: t.Type, Value: toQty(t.Value), AverageValue: toQty(t.AverageValue),
-		AverageUtilization: t.AverageUtilization}
+		AverageUtilization: clonePtr(t.AverageUtilization)}
 }
 
 func toRules(r *recommender.ScalingRules) *pb.ScalingRules {
 	if r == nil {
 		return nil
 	}
-	out := &pb.ScalingRules{StabilizationWindowSeconds: r.StabilizationWindowSeconds, SelectPolicy: r.SelectPolicy,
-		Tolerance: toQty(r.Tolerance)}
+	out := &pb.ScalingRules{StabilizationWindowSeconds: clonePtr(r.StabilizationWindowSeconds),
+		SelectPolicy: clonePtr(r.SelectPolicy), Tolerance: toQty(r.Tolerance)}
 	for _, p := range r.Policies {
 		out.Policies = append(out.Policies, &pb.ScalingPolicy{Type: p.Type, Value: p.Value, PeriodSeconds: p.PeriodSeconds})
 	}
@@ -87,7 +108,7 @@ func toRules(r *recommender.ScalingRules) *pb.ScalingRules {
 }
 
 func toSpec(s *recommender.Spec) *pb.Spec {
-	out := &pb.Spec{ScaleTargetRef: toRef(s.ScaleTargetRef), MinReplicas: s.MinReplicas, MaxReplicas: s.MaxReplicas}
+	out := &pb.Spec{ScaleTargetRef: toRef(s.ScaleTargetRef), MinReplicas: clonePtr(s.MinReplicas), MaxReplicas: s.MaxReplicas}
 	for _, m := range s.Metrics {
 		e := &pb.MetricSpec{Type: m.Type}
 		if x := m.Resource; x != nil {
@@ -141,7 +162,8 @@ func toState(s *recommender.State) *pb.State {
 }
 
 func toValue(v recommender.MetricValueStatus) *pb.MetricValueStatus {
-	return &pb.MetricValueStatus{Value: toQty(v.Value), AverageValue: toQty(v.AverageValue), AverageUtilization: v.AverageUtilization}
+	return &pb.MetricValueStatus{Value: toQty(v.Value), AverageValue: toQty(v.AverageValue),
+		AverageUtilization: clonePtr(v.AverageUtilization)}
 }
 
 // toDecision converts ld; conditions equal to the state's (the usual case) are written as

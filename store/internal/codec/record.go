@@ -50,28 +50,38 @@ type Unrevised struct {
 
 // MarshalUnrevised encodes t without a revision.
 func MarshalUnrevised(t *store.Target) (Unrevised, error) {
-	r := toRecord(t)
-	buf := make([]byte, header+r.SizeVT())
-	buf[0] = formatProto
-	if _, err := r.MarshalToSizedBufferVT(buf[header:]); err != nil {
+	u, err := marshalRecord(toRecord(t))
+	if err != nil {
 		return Unrevised{}, fmt.Errorf("encode target %s: %w", t.Key, err)
 	}
-	return Unrevised{buf: buf}, nil
+	return u, nil
 }
 
 // MarshalNormalized is MarshalUnrevised and Normalize at once, for a store that writes a
-// record and keeps it decoded: the normalized target is what decoding the record gives.
+// record and keeps it decoded: the normalized target is what decoding the record gives,
+// converted from the record message instead (TestNormalizeIsTheRoundTrip holds them equal).
 func MarshalNormalized(t *store.Target) (Unrevised, *store.Target, error) {
-	u, err := MarshalUnrevised(t)
+	r := toRecord(t)
+	u, err := marshalRecord(r)
 	if err != nil {
-		return Unrevised{}, nil, err
+		return Unrevised{}, nil, fmt.Errorf("encode target %s: %w", t.Key, err)
 	}
-	n, _, err := Unmarshal(u.buf)
+	n, err := fromRecord(r)
 	if err != nil {
 		return Unrevised{}, nil, err
 	}
 	n.Revision = t.Revision
 	return u, n, nil
+}
+
+// marshalRecord encodes r behind a header without a revision.
+func marshalRecord(r *pb.Record) (Unrevised, error) {
+	buf := make([]byte, header+r.SizeVT())
+	buf[0] = formatProto
+	if _, err := r.MarshalToSizedBufferVT(buf[header:]); err != nil {
+		return Unrevised{}, err
+	}
+	return Unrevised{buf: buf}, nil
 }
 
 // Bytes is the record without a revision (Marshal(t, 0)); nil once Revise has used it.
