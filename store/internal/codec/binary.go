@@ -19,7 +19,7 @@ import (
 // JSON, for the bbolt store, whose checkpoints rewrite a record's whole bbolt leaf and whose
 // log writes every record: the benchmarks' record takes 1,576 bytes instead of 4,629
 // (TestBinaryIsSmaller), and a checkpoint writes a record of that size for half the CPU
-// (docs/PERFORMANCE-HISTORY.md, "ninth pass").
+// (docs/PERFORMANCE-HISTORY.md at 17d0253, "ninth pass").
 //
 // Layout, every integer little-endian:
 //
