@@ -6,5 +6,6 @@
 // It does no I/O, reads no clock or environment, starts no goroutines and keeps no globals: the
 // caller passes "now" and every input. It imports only the standard library and
 // k8s.io/apimachinery (for quantities); it must never import store, server, proto or gRPC.
-// Rule ids in comments (R-TOL-1, R-CALC-4, ...) refer to shared/HPA-ALGORITHM.md.
+// Rule ids in comments (R-TOL-1, R-CALC-4, ...) are listed, with the upstream functions they
+// mirror, in docs/ALGORITHM.md.
 package recommender

@@ -148,7 +148,7 @@ func benchRecommendWire(b *testing.B, srv *server.Server, reqs []*pb.RecommendRe
 // loop. The benchmarks run 64 callers on 2 cores, and each call waits for a durable commit:
 // ns/op is the wall time per call at that concurrency, bounded by the disk's syncs as much as
 // by the CPU, while cpu-ns/op is what a call costs the machine, the commits', checkpoints'
-// and collector's shares included: the figure to compare builds by (docs/PERFORMANCE-HISTORY.md,
+// and collector's shares included: the figure to compare builds by (docs/PERFORMANCE-HISTORY.md at 17d0253,
 // "tenth pass").
 type cpuClock time.Duration
 

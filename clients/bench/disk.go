@@ -29,7 +29,7 @@ type DiskSync struct {
 // for this process: no spinning goroutine advanced. On a quiet machine there are none. The
 // VM these figures were measured on stops whole once every 100 ms while every vCPU is busy
 // and the guest writes to its disk (most likely its host capping the VM's CPU time, disk
-// emulation included, by period; docs/PERFORMANCE-HISTORY.md, "fourteenth pass"), and everything in
+// emulation included, by period; docs/PERFORMANCE-HISTORY.md at 17d0253, "fourteenth pass"), and everything in
 // flight waits for the stop's end.
 type Stalls struct {
 	// Share is the stalls' total over the probe's duration.
@@ -94,7 +94,7 @@ type StopProbe struct {
 // VM of docs/PERFORMANCE.md the time it stood still grew with the syncs a second, at 27-65 µs
 // per sync, and spinners busy 75 % of the time stopped it as often as always-busy ones when
 // they slept less than about 100 µs at a time, and not at all when they slept longer
-// ("fifteenth pass"; docs/perf/stopprobe runs it).
+// (cmd/hpa-bench/stopprobe runs it).
 func ProbeStops(dir string, d time.Duration, sp StopProbe) (DiskSync, error) {
 	if sp.Spinners <= 0 {
 		sp.Spinners = runtime.NumCPU()

@@ -35,7 +35,7 @@ const gcHeadroom = 256 << 20
 // the live heap (GOGC=100). The live heap grows with --targets (a few dozen bytes each), so by
 // default the generator collected several times more often at 1k targets than at 100k, and the
 // no-op baseline ran 1.7x faster at 100k: a ratio that measured the generator, not the service
-// (docs/PERFORMANCE-HISTORY.md, "The generator's collector"). GOGC or GOMEMLIMIT, if set, win.
+// (docs/PERFORMANCE-HISTORY.md at 17d0253, "The generator's collector"). GOGC or GOMEMLIMIT, if set, win.
 func setGC(targets int) {
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(gcHeadroom + 128*int64(targets))

@@ -39,7 +39,7 @@ type Options struct {
 	// negative disables the cache. Reads (Get, List) always come from the file. A hit saves a
 	// decode of ~10 µs, but every cached record is pointer-rich heap that each GC cycle marks:
 	// with 10,000 the p99 at 10k and 100k targets was 2-3 times that without any cache
-	// (docs/PERFORMANCE-HISTORY.md, "The decoded-record cache").
+	// (docs/PERFORMANCE-HISTORY.md at 17d0253, "The decoded-record cache").
 	CachedTargets int
 	// CheckpointRecords, CheckpointBytes and CheckpointInterval say when the records in the
 	// write-ahead log are copied into the bbolt file: once this many distinct targets wait, once
@@ -48,7 +48,7 @@ type Options struct {
 	// FleetCheckpointRecords while the store holds no more targets than that, so that a fleet
 	// that fits waits in the log whole and each target's many writes reach the file once;
 	// DefaultCheckpointRecords beyond, where every target is written again only after
-	// thousands of others and a larger log only costs memory (docs/PERFORMANCE-HISTORY.md, "eleventh
+	// thousands of others and a larger log only costs memory (docs/PERFORMANCE-HISTORY.md at 17d0253, "eleventh
 	// pass"). CheckpointBytes' default is 4 KiB per record of the current CheckpointRecords,
 	// at least DefaultCheckpointBytes, so that the log's segment does not end a wait sized by
 	// records first.
@@ -651,7 +651,7 @@ func (s *Store) checkpointSized(paced bool) (int64, error) {
 		s.dropCheckpointed(chunk)
 		if paced && len(snap) > 0 && !behind {
 			// At 2,000 writes/s on 10k-100k targets this took the p99 from 6.9-7.2 ms to
-			// 4.3-5.6 ms (docs/PERFORMANCE-HISTORY.md, "fourth pass").
+			// 4.3-5.6 ms (docs/PERFORMANCE-HISTORY.md at 17d0253, "fourth pass").
 			time.Sleep(time.Since(began))
 		}
 	}
