@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -90,50 +89,14 @@ type sampleMap struct {
 	fills []int64
 }
 
-// sampleMaps recycles working maps: a decision builds one per per-pod metric, and on the
-// server's hot path their allocation was a third of a Resource metric's cost. A map lives for
-// one metric computation; nothing it holds outlives release.
-var sampleMaps = sync.Pool{New: func() any { return &sampleMap{idx: map[string]int32{}} }}
-
-// newSampleMap returns a working map over samples; release it when the metric is computed.
+// newSampleMap returns a working map over samples, sized for them. It lives for one metric
+// computation and is the garbage collector's afterwards: the package keeps no pool of them.
 func newSampleMap(samples []PodSample) *sampleMap {
-	var m *sampleMap
-	if len(samples) <= maxPooledPods {
-		m = sampleMaps.Get().(*sampleMap)
-	} else {
-		m = &sampleMap{idx: make(map[string]int32, len(samples))}
-	}
-	m.obs = samples
+	m := &sampleMap{idx: make(map[string]int32, len(samples)), obs: samples}
 	for i := range samples {
 		m.idx[samples[i].Pod] = int32(i)
 	}
 	return m
-}
-
-// release empties m and returns it to the pool; m must not be used afterwards. A map grown
-// by a huge input is dropped rather than kept.
-func (m *sampleMap) release() {
-	if len(m.obs) > maxPooledPods {
-		return
-	}
-	clear(m.idx)
-	m.obs, m.fills = nil, m.fills[:0]
-	sampleMaps.Put(m)
-}
-
-// maxPooledPods bounds the pod count whose working maps are recycled.
-const maxPooledPods = 1024
-
-// requestMaps recycles podRequests' maps, as sampleMaps.
-var requestMaps = sync.Pool{New: func() any { return map[string]int64{} }}
-
-// releaseRequests empties a map from podRequests and returns it to the pool.
-func releaseRequests(m map[string]int64, pods int) {
-	if m == nil || pods > maxPooledPods {
-		return
-	}
-	clear(m)
-	requestMaps.Put(m)
 }
 
 func (m *sampleMap) len() int { return len(m.idx) }
@@ -211,16 +174,9 @@ func (c *calcContext) cpuUnready(p *Pod, s PodSample) bool {
 }
 
 // podRequests computes each listed pod's request for res in milli-units (R-RES-1, R-CRES).
-// The map comes from requestMaps: pass it to releaseRequests when done.
 func podRequests(pods []Pod, res, container string) (map[string]int64, error) {
-	var out map[string]int64
-	if len(pods) <= maxPooledPods {
-		out = requestMaps.Get().(map[string]int64)
-	} else {
-		out = make(map[string]int64, len(pods))
-	}
+	out := make(map[string]int64, len(pods))
 	if err := fillRequests(out, pods, res, container); err != nil {
-		releaseRequests(out, len(pods))
 		return nil, err
 	}
 	return out, nil
@@ -459,7 +415,6 @@ func (c *calcContext) resourceMetric(res, container string, target MetricTarget,
 		return
 	}
 	samples := newSampleMap(obs.PodSamples)
-	defer samples.release()
 	g := c.groupPods(samples, res == "cpu")
 	g.explain(&out.explain)
 	if samples.len() == 0 {
@@ -487,7 +442,6 @@ func (c *calcContext) resourceMetric(res, container string, target MetricTarget,
 			fail(err)
 			return
 		}
-		defer releaseRequests(requests, len(c.pods))
 		first := true
 		var util int32
 		var raw int64
@@ -550,7 +504,6 @@ func (c *calcContext) podsMetric(src *PodsMetricSource, obs *Observation, out *m
 	}
 	tv := src.Target.AverageValue.MilliValue()
 	samples := newSampleMap(obs.PodSamples)
-	defer samples.release()
 	g := c.groupPods(samples, false)
 	g.explain(&out.explain)
 	if samples.len() == 0 {

@@ -3,8 +3,10 @@
 // metrics, stabilization, scaling policies, conditions, an explanation of every decision, the
 // history operations the decisions depend on, and replay of a timeline.
 //
-// It does no I/O, reads no clock or environment, starts no goroutines and keeps no globals: the
-// caller passes "now" and every input. It imports only the standard library and
+// It does no I/O, reads no clock or environment, starts no goroutines and keeps no
+// package-level state: no pools, caches or tables; its only package-level variables are
+// immutable sentinel errors. Working maps are allocated per call, sized from the inputs, and
+// left to the garbage collector. The caller passes "now" and every input. It imports only the standard library and
 // k8s.io/apimachinery (for quantities); it must never import store, server, proto or gRPC.
 // Rule ids in comments (R-TOL-1, R-CALC-4, ...) refer to shared/HPA-ALGORITHM.md.
 package recommender

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	pathvalidation "k8s.io/apimachinery/pkg/api/validation/path"
@@ -634,8 +633,7 @@ func checkPodSamples(samples []PodSample, p *field.Path) field.ErrorList {
 // names and nothing per pod. It must agree with validatePods; a pod it cannot judge cheaply
 // (many containers) counts as not clean and takes the full check.
 func podsClean(pods []Pod) bool {
-	seen := getSeen(len(pods))
-	defer putSeen(seen, len(pods))
+	seen := make(map[string]struct{}, len(pods))
 	var checkedCs, checkedInits []Container // the lists last found clean (none: empty, clean)
 	for i := range pods {
 		pod := &pods[i]
@@ -703,28 +701,9 @@ func requestsClean(reqs map[string]resource.Quantity) bool {
 	return true
 }
 
-// seenSets recycles the name sets of podsClean and podSamplesClean, as sampleMaps.
-var seenSets = sync.Pool{New: func() any { return map[string]struct{}{} }}
-
-// getSeen returns an empty set for n names; putSeen recycles it.
-func getSeen(n int) map[string]struct{} {
-	if n > maxPooledPods {
-		return make(map[string]struct{}, n)
-	}
-	return seenSets.Get().(map[string]struct{})
-}
-
-func putSeen(m map[string]struct{}, n int) {
-	if n <= maxPooledPods {
-		clear(m)
-		seenSets.Put(m)
-	}
-}
-
 // podSamplesClean is validatePodSamples (within the pod limit) finding nothing.
 func podSamplesClean(samples []PodSample) bool {
-	seen := getSeen(len(samples))
-	defer putSeen(seen, len(samples))
+	seen := make(map[string]struct{}, len(samples))
 	for i := range samples {
 		s := &samples[i]
 		if s.Pod == "" || s.Window < 0 {
