@@ -17,8 +17,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/hpa-recommender/hpa-recommender/clients/bench"
 	"github.com/hpa-recommender/hpa-recommender/internal/apiconv"
+	"github.com/hpa-recommender/hpa-recommender/internal/testkit/workload"
 	"github.com/hpa-recommender/hpa-recommender/internal/wirecodec"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/recommender"
@@ -287,12 +287,12 @@ func scenarioRequests(t testing.TB, n int) []json.RawMessage {
 // entries in the codec's table, its message, and the server's conversion, after the specs of
 // 4,000 of hpa-bench's targets were decoded by the server's codec and converted, each kept by
 // the table. Specs from one template differ only in scaleTargetRef; distinct ones also in a
-// label selector (bench.Workload.SetDistinctSpecs).
+// label selector (workload.Workload.SetDistinctSpecs).
 func BenchmarkSpecTableMemory(b *testing.B) {
 	const n = 4000
 	for _, distinct := range []bool{false, true} {
 		b.Run(fmt.Sprintf("distinct=%t", distinct), func(b *testing.B) {
-			wl := bench.NewWorkload("bench", "bench", n)
+			wl := workload.NewWorkload("bench", "bench", n)
 			wl.SetDistinctSpecs(distinct)
 			wire := make([][]byte, n)
 			for i := range wire {

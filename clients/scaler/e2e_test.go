@@ -32,7 +32,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/scale"
 
-	"github.com/hpa-recommender/hpa-recommender/internal/kubetest"
+	"github.com/hpa-recommender/hpa-recommender/internal/testkit/kubetest"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/store/boltstore"
 	"github.com/hpa-recommender/hpa-recommender/store/memstore"

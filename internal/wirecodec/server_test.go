@@ -26,10 +26,10 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/hpa-recommender/hpa-recommender/internal/servertest"
 	"github.com/hpa-recommender/hpa-recommender/internal/wirecodec"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/server"
+	"github.com/hpa-recommender/hpa-recommender/server/servertest"
 	"github.com/hpa-recommender/hpa-recommender/store/memstore"
 )
 
