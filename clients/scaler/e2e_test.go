@@ -3,7 +3,7 @@
 package scaler
 
 // End-to-end scenarios against a real etcd, kube-apiserver and kube-controller-manager
-// (internal/kubetest; `make e2e` builds them), the loopback metrics adapter registered with
+// (internal/testkit/kubetest; `make e2e` builds them), the loopback metrics adapter registered with
 // the aggregation layer, and a real in-process hpa-recommender on a loopback port reached
 // through Dial (goclient). Pods are made Running and Ready by the test, as a kubelet would.
 // Every clock is real: the HPAs use short windows and policy periods.

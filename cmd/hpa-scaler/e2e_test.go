@@ -2,7 +2,7 @@
 
 package main
 
-// The real hpa-scaler binary against a real control plane (internal/kubetest), the metrics
+// The real hpa-scaler binary against a real control plane (internal/testkit/kubetest), the metrics
 // adapter, and an in-process hpa-recommender on loopback: flags, kubeconfig, leader election,
 // /readyz and /metrics, a scale-up, and a clean exit on SIGTERM that releases the Lease.
 
