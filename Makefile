@@ -7,7 +7,9 @@ MAKEFLAGS += --warn-undefined-variables
 MAKEFLAGS += --no-builtin-rules
 MAKEFLAGS += --no-print-directory
 
-# Build tools are pinned in tools.mod, kept out of go.mod (see shared/TOOLING.md §1).
+# Build tools are pinned in tools.mod, kept out of go.mod (see shared/TOOLING.md §1). tools.mod
+# holds the tools and what they need only: `go mod tidy -modfile=tools.mod` also reads this
+# module's own packages and would add their libraries (k8s.io/apimachinery, go-cmp) to it.
 GO ?= go
 TOOL := $(GO) tool -modfile=tools.mod
 BUF := $(TOOL) buf
