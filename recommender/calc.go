@@ -65,6 +65,13 @@ type calcContext struct {
 	specReplicas   int32
 	statusReplicas int32
 	pods           []Pod
+	// scratch is the working maps of this call's per-pod metrics, which are computed one
+	// after another: each reuses, emptied, what the one before left, so a decision allocates
+	// them once, sized for its pods. Nothing in them outlives the metric that filled them.
+	scratch struct {
+		samples  sampleMap
+		requests map[string]int64
+	}
 }
 
 // metricResult is one metric's proposal, its status entry and its explanation.
@@ -89,10 +96,15 @@ type sampleMap struct {
 	fills []int64
 }
 
-// newSampleMap returns a working map over samples, sized for them. It lives for one metric
-// computation and is the garbage collector's afterwards: the package keeps no pool of them.
-func newSampleMap(samples []PodSample) *sampleMap {
-	m := &sampleMap{idx: make(map[string]int32, len(samples)), obs: samples}
+// sampleMap returns the call's working map over samples, emptied of the previous metric's. It
+// is valid until the next call of sampleMap.
+func (c *calcContext) sampleMap(samples []PodSample) *sampleMap {
+	m := &c.scratch.samples
+	if m.idx == nil {
+		m.idx = make(map[string]int32, max(len(samples), len(c.pods)))
+	}
+	clear(m.idx)
+	m.obs, m.fills = samples, m.fills[:0]
 	for i := range samples {
 		m.idx[samples[i].Pod] = int32(i)
 	}
@@ -173,10 +185,15 @@ func (c *calcContext) cpuUnready(p *Pod, s PodSample) bool {
 	return !p.Ready && p.StartTime.Add(c.opts.InitialReadinessDelay).After(p.ReadyTransitionTime)
 }
 
-// podRequests computes each listed pod's request for res in milli-units (R-RES-1, R-CRES).
-func podRequests(pods []Pod, res, container string) (map[string]int64, error) {
-	out := make(map[string]int64, len(pods))
-	if err := fillRequests(out, pods, res, container); err != nil {
+// podRequests computes each of the call's pods' request for res in milli-units (R-RES-1,
+// R-CRES), into the call's scratch map: it is valid until the next call of podRequests.
+func (c *calcContext) podRequests(res, container string) (map[string]int64, error) {
+	if c.scratch.requests == nil {
+		c.scratch.requests = make(map[string]int64, len(c.pods))
+	}
+	out := c.scratch.requests
+	clear(out)
+	if err := fillRequests(out, c.pods, res, container); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -414,7 +431,7 @@ func (c *calcContext) resourceMetric(res, container string, target MetricTarget,
 		fail(errNoPods)
 		return
 	}
-	samples := newSampleMap(obs.PodSamples)
+	samples := c.sampleMap(obs.PodSamples)
 	g := c.groupPods(samples, res == "cpu")
 	g.explain(&out.explain)
 	if samples.len() == 0 {
@@ -437,7 +454,7 @@ func (c *calcContext) resourceMetric(res, container string, target MetricTarget,
 			return
 		}
 		tu := *target.AverageUtilization
-		requests, err := podRequests(c.pods, res, container)
+		requests, err := c.podRequests(res, container)
 		if err != nil {
 			fail(err)
 			return
@@ -503,7 +520,7 @@ func (c *calcContext) podsMetric(src *PodsMetricSource, obs *Observation, out *m
 		return
 	}
 	tv := src.Target.AverageValue.MilliValue()
-	samples := newSampleMap(obs.PodSamples)
+	samples := c.sampleMap(obs.PodSamples)
 	g := c.groupPods(samples, false)
 	g.explain(&out.explain)
 	if samples.len() == 0 {
