@@ -7,7 +7,9 @@ MAKEFLAGS += --warn-undefined-variables
 MAKEFLAGS += --no-builtin-rules
 MAKEFLAGS += --no-print-directory
 
-# Build tools are pinned in tools.mod, kept out of go.mod (see shared/TOOLING.md §1).
+# Build tools are pinned in tools.mod, kept out of go.mod (see shared/TOOLING.md §1). tools.mod
+# holds the tools and what they need only: `go mod tidy -modfile=tools.mod` also reads this
+# module's own packages and would add their libraries (k8s.io/apimachinery, go-cmp) to it.
 GO ?= go
 TOOL := $(GO) tool -modfile=tools.mod
 BUF := $(TOOL) buf
@@ -102,7 +104,7 @@ run: bin/hpa-recommender ## Run the service on 127.0.0.1:50051 (bbolt at ./data)
 crashtest: ## Kill -9 the real binary under load 20 times, bbolt alone and one etcd replica of three (CRASHTEST_ITERATIONS, CRASHTEST_SEED); verify every acknowledged write survived
 	$(GO) test -tags crashtest -run TestCrashLoop -count=1 -v -timeout 30m ./cmd/hpa-recommender/
 
-# End-to-end tests against a real control plane (internal/kubetest): etcd, kube-apiserver,
+# End-to-end tests against a real control plane (internal/testkit/kubetest): etcd, kube-apiserver,
 # kube-controller-manager and kubectl are built from the Go module proxy in their own modules
 # (tools/kube, tools/etcd; k8s.io/kubernetes never enters go.mod) into a cache outside the
 # repository, keyed by version, and built only when missing (shared/TOOLING.md §5, §6).

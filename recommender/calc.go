@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -66,6 +65,13 @@ type calcContext struct {
 	specReplicas   int32
 	statusReplicas int32
 	pods           []Pod
+	// scratch is the working maps of this call's per-pod metrics, which are computed one
+	// after another: each reuses, emptied, what the one before left, so a decision allocates
+	// them once, sized for its pods. Nothing in them outlives the metric that filled them.
+	scratch struct {
+		samples  sampleMap
+		requests map[string]int64
+	}
 }
 
 // metricResult is one metric's proposal, its status entry and its explanation.
@@ -90,50 +96,19 @@ type sampleMap struct {
 	fills []int64
 }
 
-// sampleMaps recycles working maps: a decision builds one per per-pod metric, and on the
-// server's hot path their allocation was a third of a Resource metric's cost. A map lives for
-// one metric computation; nothing it holds outlives release.
-var sampleMaps = sync.Pool{New: func() any { return &sampleMap{idx: map[string]int32{}} }}
-
-// newSampleMap returns a working map over samples; release it when the metric is computed.
-func newSampleMap(samples []PodSample) *sampleMap {
-	var m *sampleMap
-	if len(samples) <= maxPooledPods {
-		m = sampleMaps.Get().(*sampleMap)
-	} else {
-		m = &sampleMap{idx: make(map[string]int32, len(samples))}
+// sampleMap returns the call's working map over samples, emptied of the previous metric's. It
+// is valid until the next call of sampleMap.
+func (c *calcContext) sampleMap(samples []PodSample) *sampleMap {
+	m := &c.scratch.samples
+	if m.idx == nil {
+		m.idx = make(map[string]int32, max(len(samples), len(c.pods)))
 	}
-	m.obs = samples
+	clear(m.idx)
+	m.obs, m.fills = samples, m.fills[:0]
 	for i := range samples {
 		m.idx[samples[i].Pod] = int32(i)
 	}
 	return m
-}
-
-// release empties m and returns it to the pool; m must not be used afterwards. A map grown
-// by a huge input is dropped rather than kept.
-func (m *sampleMap) release() {
-	if len(m.obs) > maxPooledPods {
-		return
-	}
-	clear(m.idx)
-	m.obs, m.fills = nil, m.fills[:0]
-	sampleMaps.Put(m)
-}
-
-// maxPooledPods bounds the pod count whose working maps are recycled.
-const maxPooledPods = 1024
-
-// requestMaps recycles podRequests' maps, as sampleMaps.
-var requestMaps = sync.Pool{New: func() any { return map[string]int64{} }}
-
-// releaseRequests empties a map from podRequests and returns it to the pool.
-func releaseRequests(m map[string]int64, pods int) {
-	if m == nil || pods > maxPooledPods {
-		return
-	}
-	clear(m)
-	requestMaps.Put(m)
 }
 
 func (m *sampleMap) len() int { return len(m.idx) }
@@ -210,17 +185,15 @@ func (c *calcContext) cpuUnready(p *Pod, s PodSample) bool {
 	return !p.Ready && p.StartTime.Add(c.opts.InitialReadinessDelay).After(p.ReadyTransitionTime)
 }
 
-// podRequests computes each listed pod's request for res in milli-units (R-RES-1, R-CRES).
-// The map comes from requestMaps: pass it to releaseRequests when done.
-func podRequests(pods []Pod, res, container string) (map[string]int64, error) {
-	var out map[string]int64
-	if len(pods) <= maxPooledPods {
-		out = requestMaps.Get().(map[string]int64)
-	} else {
-		out = make(map[string]int64, len(pods))
+// podRequests computes each of the call's pods' request for res in milli-units (R-RES-1,
+// R-CRES), into the call's scratch map: it is valid until the next call of podRequests.
+func (c *calcContext) podRequests(res, container string) (map[string]int64, error) {
+	if c.scratch.requests == nil {
+		c.scratch.requests = make(map[string]int64, len(c.pods))
 	}
-	if err := fillRequests(out, pods, res, container); err != nil {
-		releaseRequests(out, len(pods))
+	out := c.scratch.requests
+	clear(out)
+	if err := fillRequests(out, c.pods, res, container); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -458,8 +431,7 @@ func (c *calcContext) resourceMetric(res, container string, target MetricTarget,
 		fail(errNoPods)
 		return
 	}
-	samples := newSampleMap(obs.PodSamples)
-	defer samples.release()
+	samples := c.sampleMap(obs.PodSamples)
 	g := c.groupPods(samples, res == "cpu")
 	g.explain(&out.explain)
 	if samples.len() == 0 {
@@ -482,12 +454,11 @@ func (c *calcContext) resourceMetric(res, container string, target MetricTarget,
 			return
 		}
 		tu := *target.AverageUtilization
-		requests, err := podRequests(c.pods, res, container)
+		requests, err := c.podRequests(res, container)
 		if err != nil {
 			fail(err)
 			return
 		}
-		defer releaseRequests(requests, len(c.pods))
 		first := true
 		var util int32
 		var raw int64
@@ -549,8 +520,7 @@ func (c *calcContext) podsMetric(src *PodsMetricSource, obs *Observation, out *m
 		return
 	}
 	tv := src.Target.AverageValue.MilliValue()
-	samples := newSampleMap(obs.PodSamples)
-	defer samples.release()
+	samples := c.sampleMap(obs.PodSamples)
 	g := c.groupPods(samples, false)
 	g.explain(&out.explain)
 	if samples.len() == 0 {

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	pathvalidation "k8s.io/apimachinery/pkg/api/validation/path"
@@ -493,7 +492,13 @@ func validateObservations(in *Input, root *field.Path, limits Limits) field.Erro
 	}
 	// Every decision request is checked here, and nearly all are valid: the field paths are
 	// built only for a part that has something to report.
-	if !podsValid(in.Pods, limits) {
+	// One set of names serves the pods and every metric's samples, emptied by each check.
+	n := len(in.Pods)
+	if limits.MaxPods > 0 {
+		n = min(n, limits.MaxPods) // too many pods are refused unchecked
+	}
+	seen := make(map[string]struct{}, n)
+	if !podsValid(in.Pods, limits, seen) {
 		errs = append(errs, validatePods(in.Pods, root.Child("pods"), limits)...)
 	}
 	if in.Spec != nil {
@@ -506,7 +511,7 @@ func validateObservations(in *Input, root *field.Path, limits Limits) field.Erro
 		}
 	}
 	for i := range in.Metrics {
-		if samples := in.Metrics[i].PodSamples; !podSamplesValid(samples, limits) {
+		if samples := in.Metrics[i].PodSamples; !podSamplesValid(samples, limits, seen) {
 			p := root.Child("metrics").Index(i).Child("podValues")
 			errs = append(errs, validatePodSamples(samples, p, limits)...)
 		}
@@ -517,8 +522,8 @@ func validateObservations(in *Input, root *field.Path, limits Limits) field.Erro
 // podsValid reports, without building a field path, that validatePods would find nothing
 // wrong with pods; false means "check them" (podsClean is conservative for pods with many
 // containers).
-func podsValid(pods []Pod, limits Limits) bool {
-	return (limits.MaxPods <= 0 || len(pods) <= limits.MaxPods) && podsClean(pods)
+func podsValid(pods []Pod, limits Limits, seen map[string]struct{}) bool {
+	return (limits.MaxPods <= 0 || len(pods) <= limits.MaxPods) && podsClean(pods, seen)
 }
 
 // validatePods checks the limit, then every rule (checkPods); podsValid is its fast path.
@@ -595,8 +600,8 @@ func validateRequests(reqs map[string]resource.Quantity, p *field.Path) field.Er
 
 // podSamplesValid reports, without building a field path, that validatePodSamples would find
 // nothing wrong with samples; false means "check them".
-func podSamplesValid(samples []PodSample, limits Limits) bool {
-	return (limits.MaxPods <= 0 || len(samples) <= limits.MaxPods) && podSamplesClean(samples)
+func podSamplesValid(samples []PodSample, limits Limits, seen map[string]struct{}) bool {
+	return (limits.MaxPods <= 0 || len(samples) <= limits.MaxPods) && podSamplesClean(samples, seen)
 }
 
 // validatePodSamples checks the limit, then every rule (checkPodSamples); podSamplesValid is
@@ -632,10 +637,10 @@ func checkPodSamples(samples []PodSample, p *field.Path) field.ErrorList {
 // podsClean reports whether validatePods would find nothing, without building a field path
 // or sorting a map: the common case, checked first so that a valid request costs a map of pod
 // names and nothing per pod. It must agree with validatePods; a pod it cannot judge cheaply
-// (many containers) counts as not clean and takes the full check.
-func podsClean(pods []Pod) bool {
-	seen := getSeen(len(pods))
-	defer putSeen(seen, len(pods))
+// (many containers) counts as not clean and takes the full check. seen is the caller's scratch
+// set of names, emptied first.
+func podsClean(pods []Pod, seen map[string]struct{}) bool {
+	clear(seen)
 	var checkedCs, checkedInits []Container // the lists last found clean (none: empty, clean)
 	for i := range pods {
 		pod := &pods[i]
@@ -703,28 +708,10 @@ func requestsClean(reqs map[string]resource.Quantity) bool {
 	return true
 }
 
-// seenSets recycles the name sets of podsClean and podSamplesClean, as sampleMaps.
-var seenSets = sync.Pool{New: func() any { return map[string]struct{}{} }}
-
-// getSeen returns an empty set for n names; putSeen recycles it.
-func getSeen(n int) map[string]struct{} {
-	if n > maxPooledPods {
-		return make(map[string]struct{}, n)
-	}
-	return seenSets.Get().(map[string]struct{})
-}
-
-func putSeen(m map[string]struct{}, n int) {
-	if n <= maxPooledPods {
-		clear(m)
-		seenSets.Put(m)
-	}
-}
-
-// podSamplesClean is validatePodSamples (within the pod limit) finding nothing.
-func podSamplesClean(samples []PodSample) bool {
-	seen := getSeen(len(samples))
-	defer putSeen(seen, len(samples))
+// podSamplesClean is validatePodSamples (within the pod limit) finding nothing; seen is as
+// podsClean's.
+func podSamplesClean(samples []PodSample, seen map[string]struct{}) bool {
+	clear(seen)
 	for i := range samples {
 		s := &samples[i]
 		if s.Pod == "" || s.Window < 0 {

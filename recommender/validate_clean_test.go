@@ -70,10 +70,10 @@ func FuzzCleanChecksAgree(f *testing.F) {
 		}
 		// podsClean may only be conservative for pods with more containers than it checks inline.
 		manyContainers := int(nContainers%20)+boolInt(initMode%4 == 1 || initMode%4 == 2 || initMode&0x80 != 0) > 16
-		if got, want := podsClean(pods), len(checkPods(pods, nil)) == 0; got != want && !(want && manyContainers) {
+		if got, want := podsClean(pods, map[string]struct{}{}), len(checkPods(pods, nil)) == 0; got != want && !(want && manyContainers) {
 			t.Errorf("podsClean = %v, validatePods found nothing = %v, pods %+v", got, want, pods)
 		}
-		if got, want := podSamplesClean(samples), len(checkPodSamples(samples, nil)) == 0; got != want {
+		if got, want := podSamplesClean(samples, map[string]struct{}{}), len(checkPodSamples(samples, nil)) == 0; got != want {
 			t.Errorf("podSamplesClean = %v, validatePodSamples found nothing = %v, samples %+v", got, want, samples)
 		}
 		// ValidateObservations builds field paths only for a part its fast checks reject: it

@@ -25,11 +25,11 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/hpa-recommender/hpa-recommender/internal/servertest"
 	"github.com/hpa-recommender/hpa-recommender/internal/syncbuf"
-	"github.com/hpa-recommender/hpa-recommender/internal/testcerts"
+	"github.com/hpa-recommender/hpa-recommender/internal/testkit/testcerts"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/server"
+	"github.com/hpa-recommender/hpa-recommender/server/servertest"
 	"github.com/hpa-recommender/hpa-recommender/store"
 	"github.com/hpa-recommender/hpa-recommender/store/boltstore"
 	"github.com/hpa-recommender/hpa-recommender/store/memstore"

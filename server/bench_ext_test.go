@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/hpa-recommender/hpa-recommender/clients/bench"
+	"github.com/hpa-recommender/hpa-recommender/internal/testkit/workload"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/server"
 	"github.com/hpa-recommender/hpa-recommender/store"
@@ -27,11 +27,11 @@ const benchTargets = 1000
 // commit) that has already decided once for each of the hpa-bench workload's benchTargets
 // targets, and those targets' requests.
 func benchServer(b *testing.B, name string) (*server.Server, []*pb.RecommendRequest) {
-	return benchServerOf(b, name, bench.NewWorkload("bench", "bench", benchTargets))
+	return benchServerOf(b, name, workload.NewWorkload("bench", "bench", benchTargets))
 }
 
 // benchServerOf is benchServer for the targets of wl.
-func benchServerOf(b *testing.B, name string, wl *bench.Workload) (*server.Server, []*pb.RecommendRequest) {
+func benchServerOf(b *testing.B, name string, wl *workload.Workload) (*server.Server, []*pb.RecommendRequest) {
 	var st store.Store
 	if name == "bolt" {
 		bs, err := boltstore.Open(filepath.Join(b.TempDir(), "bench.db"), boltstore.Options{})
@@ -100,7 +100,7 @@ func BenchmarkRecommendWire(b *testing.B) {
 func BenchmarkRecommendWireManySpecs(b *testing.B) {
 	for _, distinct := range []bool{false, true} {
 		b.Run(fmt.Sprintf("distinct=%t", distinct), func(b *testing.B) {
-			wl := bench.NewWorkload("bench", "bench", 10*benchTargets)
+			wl := workload.NewWorkload("bench", "bench", 10*benchTargets)
 			wl.SetDistinctSpecs(distinct)
 			srv, reqs := benchServerOf(b, "bolt", wl)
 			benchRecommendWire(b, srv, reqs)
@@ -152,13 +152,13 @@ func benchRecommendWire(b *testing.B, srv *server.Server, reqs []*pb.RecommendRe
 // "tenth pass").
 type cpuClock time.Duration
 
-func startCPU() cpuClock { return cpuClock(bench.ProcessCPU()) }
+func startCPU() cpuClock { return cpuClock(processCPU()) }
 
 // report adds cpu-ns/op to b's results; nothing where the process's CPU time is not measured.
 func (c cpuClock) report(b *testing.B) {
 	if c == 0 || b.N == 0 {
 		return
 	}
-	used := bench.ProcessCPU() - time.Duration(c)
+	used := processCPU() - time.Duration(c)
 	b.ReportMetric(float64(used.Nanoseconds())/float64(b.N), "cpu-ns/op")
 }

@@ -16,8 +16,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/hpa-recommender/hpa-recommender/clients/bench"
 	"github.com/hpa-recommender/hpa-recommender/internal/apiconv"
+	"github.com/hpa-recommender/hpa-recommender/internal/testkit/workload"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/recommender"
 	"github.com/hpa-recommender/hpa-recommender/store/memstore"
@@ -216,13 +216,13 @@ func scenarioRequests(t testing.TB, n int) []json.RawMessage {
 
 // BenchmarkSpecTableMemory reports the live heap each spec kept costs (heap-B/spec): the
 // server's cache entry and each call's entry with its reference, after the specs of 4,000 of
-// hpa-bench's targets were decoded and converted. Specs from one template differ only in scaleTargetRef; distinct ones also in a
-// label selector (bench.Workload.SetDistinctSpecs).
+// hpa-bench's targets were decoded and converted. Specs from one template differ only in
+// scaleTargetRef; distinct ones also in a label selector (workload.Workload.SetDistinctSpecs).
 func BenchmarkSpecTableMemory(b *testing.B) {
 	const n = 4000
 	for _, distinct := range []bool{false, true} {
 		b.Run(fmt.Sprintf("distinct=%t", distinct), func(b *testing.B) {
-			wl := bench.NewWorkload("bench", "bench", n)
+			wl := workload.NewWorkload("bench", "bench", n)
 			wl.SetDistinctSpecs(distinct)
 			wire := make([][]byte, n)
 			for i := range wire {

@@ -5,11 +5,15 @@
 // stall: no coordinated omission), and compares every figure with a no-op baseline server
 // driven by the same generator over the same transport in the same run.
 //
-// It owns the payload model (targets with 20-ish pods, a CPU utilization and an External
-// metric, a behavior), latency recording and percentiles, and reading a server process's CPU
-// time and RSS from /proc. The hot loop writes each Recommend request's wire encoding
-// directly (the bytes proto.Marshal would write for Workload.Request's message) and sends
-// it as is: the generator shares the machine with the server it measures, and every
-// microsecond it spends per call is taken from the server. It imports the generated API and package recommender (for its
-// string constants) only; it never imports the server or a store.
+// It owns latency recording and percentiles, the no-op baseline, the disk and loopback probes,
+// and reading a server process's CPU time and RSS from /proc. The payload (targets with
+// 20-ish pods, a CPU utilization and an External metric, a behavior) is
+// internal/testkit/workload's, which the server's tests send too. The hot loop writes each
+// Recommend request's wire encoding directly (workload.Workload.AppendRequest: the bytes
+// proto.Marshal would write for Workload.Request's message) and sends it as is: the generator
+// shares the machine with the server it measures, and every microsecond it spends per call is
+// taken from the server. It imports the generated API, internal/testkit/workload and
+// internal/syncbuf only; it never imports the
+// server, a store or cmd, and nothing but cmd/hpa-bench and throwaway probes under docs/perf
+// imports it.
 package bench

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/hpa-recommender/hpa-recommender/internal/testkit/workload"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 )
 
@@ -44,7 +45,7 @@ type HostileStats struct {
 type hostile struct {
 	addr     string
 	client   pb.RecommenderServiceClient
-	wl       *Workload
+	wl       *workload.Workload
 	huge     *pb.RecommendRequest
 	oversize *pb.RecommendRequest
 	stats    HostileStats
@@ -52,10 +53,10 @@ type hostile struct {
 	bad      atomic.Int64
 }
 
-func newHostile(addr string, client pb.RecommenderServiceClient, wl *Workload) *hostile {
+func newHostile(addr string, client pb.RecommenderServiceClient, wl *workload.Workload) *hostile {
 	h := &hostile{addr: addr, client: client, wl: wl}
-	h.huge = wl.requestWithPods(0, 20000, time.Now())
-	h.oversize = wl.requestWithPods(0, 1, time.Now())
+	h.huge = wl.RequestWithPods(0, 20000, time.Now())
+	h.oversize = wl.RequestWithPods(0, 1, time.Now())
 	pad := make([]byte, 5<<20)
 	for i := range pad {
 		pad[i] = 'x'

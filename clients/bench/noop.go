@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/hpa-recommender/hpa-recommender/internal/testkit/workload"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 )
 
@@ -55,7 +56,7 @@ func (s *NoopServer) ReportScale(context.Context, *pb.ReportScaleRequest) (*pb.R
 	return &pb.ReportScaleResponse{Recorded: true}, nil
 }
 
-// fixedResponse is shaped like the service's answer to a Workload request that does not
+// fixedResponse is shaped like the service's answer to a workload.Workload request that does not
 // scale: two metric statuses, three conditions and an explanation.
 func fixedResponse() *pb.RecommendResponse {
 	now := timestamppb.New(time.Now().Truncate(time.Second))
@@ -64,8 +65,8 @@ func fixedResponse() *pb.RecommendResponse {
 	}
 	return &pb.RecommendResponse{
 		DecisionTime:    now,
-		DesiredReplicas: initialReplicas,
-		CurrentReplicas: initialReplicas,
+		DesiredReplicas: workload.InitialReplicas,
+		CurrentReplicas: workload.InitialReplicas,
 		CurrentMetrics: []*pb.MetricStatus{
 			{Type: "Resource", Resource: &pb.ResourceMetricStatus{Name: "cpu", Current: &pb.MetricValueStatus{AverageValue: proto.String("300m"), AverageUtilization: proto.Int32(60)}}},
 			{Type: "External", External: &pb.ExternalMetricStatus{

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/hpa-recommender/hpa-recommender/internal/testkit/workload"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 )
 
@@ -92,13 +93,13 @@ type Config struct {
 	// CallTimeout bounds each call (default 10s).
 	CallTimeout time.Duration
 	// LoadSwing is the amplitude of each target's CPU demand cycle (default 0.4, ±40 %); 0
-	// makes no decision scale (see Workload.SetLoadSwing).
+	// makes no decision scale (see workload.Workload.SetLoadSwing).
 	LoadSwing float64
-	// SharedSpec makes every target send the same spec (see Workload.SetSharedSpec); by
+	// SharedSpec makes every target send the same spec (see workload.Workload.SetSharedSpec); by
 	// default each sends its own, as HPAs do.
 	SharedSpec bool
 	// DistinctSpecs makes every target's spec differ in more than its scaleTargetRef (see
-	// Workload.SetDistinctSpecs): no two share a template.
+	// workload.Workload.SetDistinctSpecs): no two share a template.
 	DistinctSpecs bool
 	// Progress receives a line per run (nil: silent).
 	Progress io.Writer
@@ -111,7 +112,7 @@ func DefaultConfig() Config {
 		Populate: true, PopulateConcurrency: 64, Concurrency: []int{64}, MaxInflight: 512,
 		Warmup: 2 * time.Second, Duration: 10 * time.Second, Repeat: 3,
 		CallTimeout: 10 * time.Second, DiskProbe: 2 * time.Second, LoopbackProbe: time.Second,
-		LoadSwing: DefaultLoadSwing,
+		LoadSwing: workload.DefaultLoadSwing,
 	}
 }
 
@@ -277,7 +278,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		rep.Loopback = &rt
 		cfg.progress("loopback: %s", rt)
 	}
-	wl := NewWorkload(cfg.Cluster, cfg.Namespace, cfg.Targets)
+	wl := workload.NewWorkload(cfg.Cluster, cfg.Namespace, cfg.Targets)
 	wl.SetLoadSwing(cfg.LoadSwing)
 	wl.SetSharedSpec(cfg.SharedSpec)
 	wl.SetDistinctSpecs(cfg.DistinctSpecs)
@@ -452,7 +453,7 @@ func dial(addrs []string, n int, spread bool) (pool, func(), error) {
 // caller returns the unit of work: the next target's Recommend and, when it asks for a scale,
 // the ReportScale a controller would send after a successful scale write. The Recommend
 // request is encoded directly (recommend), the cheapest for the generator.
-func caller(cfg Config, wl *Workload, conns pool, next *atomic.Int64) callFunc {
+func caller(cfg Config, wl *workload.Workload, conns pool, next *atomic.Int64) callFunc {
 	return func(ctx context.Context, worker int, st *stats, start time.Time, record bool) {
 		n := next.Add(1) - 1
 		i := int(n % int64(wl.Targets()))
@@ -494,7 +495,7 @@ func caller(cfg Config, wl *Workload, conns pool, next *atomic.Int64) callFunc {
 	}
 }
 
-func populate(ctx context.Context, cfg Config, wl *Workload, conns pool, pids []int) (*Populated, error) {
+func populate(ctx context.Context, cfg Config, wl *workload.Workload, conns pool, pids []int) (*Populated, error) {
 	p := &Populated{Targets: wl.Targets()}
 	var before ProcSample
 	if len(pids) > 0 {
@@ -581,7 +582,7 @@ func dirBytes(dir string) (int64, error) {
 
 // measureWith is measure with hostile callers alongside, when h is not nil. The hostile
 // callers call the first address, whose process is the first of pids.
-func measureWith(ctx context.Context, cfg Config, wl *Workload, conns pool, pids []int, store []int, h *hostile, mode string, conc int, rate float64) (Result, error) {
+func measureWith(ctx context.Context, cfg Config, wl *workload.Workload, conns pool, pids []int, store []int, h *hostile, mode string, conc int, rate float64) (Result, error) {
 	if h == nil {
 		return measure(ctx, cfg, wl, conns, pids, store, mode, conc, rate)
 	}
@@ -623,7 +624,7 @@ func measureWith(ctx context.Context, cfg Config, wl *Workload, conns pool, pids
 
 // measure makes one run; pids are the server's processes (nil: none), store its store's (nil:
 // none).
-func measure(ctx context.Context, cfg Config, wl *Workload, conns pool, pids []int, store []int, mode string, conc int, rate float64) (Result, error) {
+func measure(ctx context.Context, cfg Config, wl *workload.Workload, conns pool, pids []int, store []int, mode string, conc int, rate float64) (Result, error) {
 	res := Result{Mode: mode, Concurrency: conc, Rate: rate}
 	var next atomic.Int64
 	call := caller(cfg, wl, conns, &next)

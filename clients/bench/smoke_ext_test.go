@@ -18,9 +18,10 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/hpa-recommender/hpa-recommender/clients/bench"
-	"github.com/hpa-recommender/hpa-recommender/internal/servertest"
+	"github.com/hpa-recommender/hpa-recommender/internal/testkit/workload"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/server"
+	"github.com/hpa-recommender/hpa-recommender/server/servertest"
 	"github.com/hpa-recommender/hpa-recommender/store/boltstore"
 )
 
@@ -131,7 +132,7 @@ func dialServer(t *testing.T) pb.RecommenderServiceClient {
 // ReportScale is exercised), and every scale it is told about becomes its replica count.
 func TestWorkloadScales(t *testing.T) {
 	cl := dialServer(t)
-	wl := bench.NewWorkload("c", "ns", 1)
+	wl := workload.NewWorkload("c", "ns", 1)
 	ups, downs := 0, 0
 	for range 48 {
 		req := wl.Request(0, time.Now())
@@ -166,8 +167,8 @@ func TestWorkloadScales(t *testing.T) {
 // the store). With the default swing the same calls do propose other counts.
 func TestSteadyWorkloadNeverScales(t *testing.T) {
 	cl := dialServer(t)
-	for _, swing := range []float64{0, bench.DefaultLoadSwing} {
-		wl := bench.NewWorkload("c", fmt.Sprintf("swing-%g", swing), 3)
+	for _, swing := range []float64{0, workload.DefaultLoadSwing} {
+		wl := workload.NewWorkload("c", fmt.Sprintf("swing-%g", swing), 3)
 		wl.SetLoadSwing(swing)
 		moved := 0
 		for call := range 48 {

@@ -11,6 +11,7 @@ import (
 	encproto "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/mem"
 
+	"github.com/hpa-recommender/hpa-recommender/internal/testkit/workload"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 )
 
@@ -45,19 +46,19 @@ var recommendOpts = []grpc.CallOption{grpc.StaticMethod(), grpc.ForceCodecV2(req
 
 // recommend sends target i's next Recommend request (Request(i, now), encoded by
 // AppendRequest) on cc.
-func recommend(ctx context.Context, cc grpc.ClientConnInterface, wl *Workload, i int, now time.Time) (*pb.RecommendResponse, error) {
+func recommend(ctx context.Context, cc grpc.ClientConnInterface, wl *workload.Workload, i int, now time.Time) (*pb.RecommendResponse, error) {
 	resp := new(pb.RecommendResponse)
-	if err := cc.Invoke(ctx, pb.RecommenderService_Recommend_FullMethodName, wl.encodeRequest(i, now), resp, recommendOpts...); err != nil {
+	if err := cc.Invoke(ctx, pb.RecommenderService_Recommend_FullMethodName, encodeRequest(wl, i, now), resp, recommendOpts...); err != nil {
 		return nil, fmt.Errorf("recommend %s: %w", wl.Ref(i).GetName(), err)
 	}
 	return resp, nil
 }
 
-// encodeRequest is AppendRequest into a buffer of wireBuffers. The buffer goes back to the
+// encodeRequest is w.AppendRequest into a buffer of wireBuffers. The buffer goes back to the
 // pool when gRPC frees it, once it has written the request (and only then: the transport
 // writes asynchronously, possibly after a failed call has returned). A buffer gRPC never
 // takes, because the call failed first, is left to the garbage collector.
-func (w *Workload) encodeRequest(i int, now time.Time) mem.Buffer {
+func encodeRequest(w *workload.Workload, i int, now time.Time) mem.Buffer {
 	b := wireBuffers.Get(0)
 	*b = w.AppendRequest(*b, i, now)
 	return mem.NewBuffer(b, wireBuffers)

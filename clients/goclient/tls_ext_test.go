@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/hpa-recommender/hpa-recommender/clients/goclient"
-	"github.com/hpa-recommender/hpa-recommender/internal/testcerts"
+	"github.com/hpa-recommender/hpa-recommender/internal/testkit/testcerts"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 )
 

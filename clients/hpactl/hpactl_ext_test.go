@@ -16,9 +16,9 @@ import (
 
 	"github.com/hpa-recommender/hpa-recommender/clients/hpactl"
 	"github.com/hpa-recommender/hpa-recommender/clients/internal/local"
-	"github.com/hpa-recommender/hpa-recommender/internal/servertest"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/server"
+	"github.com/hpa-recommender/hpa-recommender/server/servertest"
 )
 
 // fixedNow is the decision clock of the server and of --local in these tests, so both answer

@@ -3,7 +3,7 @@
 package scaler
 
 // End-to-end scenarios against a real etcd, kube-apiserver and kube-controller-manager
-// (internal/kubetest; `make e2e` builds them), the loopback metrics adapter registered with
+// (internal/testkit/kubetest; `make e2e` builds them), the loopback metrics adapter registered with
 // the aggregation layer, and a real in-process hpa-recommender on a loopback port reached
 // through Dial (goclient). Pods are made Running and Ready by the test, as a kubelet would.
 // Every clock is real: the HPAs use short windows and policy periods.
@@ -32,7 +32,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/scale"
 
-	"github.com/hpa-recommender/hpa-recommender/internal/kubetest"
+	"github.com/hpa-recommender/hpa-recommender/internal/testkit/kubetest"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/store/boltstore"
 	"github.com/hpa-recommender/hpa-recommender/store/memstore"

@@ -19,7 +19,7 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/hpa-recommender/hpa-recommender/clients/bench"
+	"github.com/hpa-recommender/hpa-recommender/internal/testkit/workload"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/store"
 	"github.com/hpa-recommender/hpa-recommender/store/boltstore"
@@ -57,7 +57,7 @@ func TestCrashLoop(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 0))
 	db := filepath.Join(t.TempDir(), "crash.db")
 	const targets = 40
-	wl := bench.NewWorkload("crash", "crash", targets)
+	wl := workload.NewWorkload("crash", "crash", targets)
 	var lastSeen map[int]time.Time // decision times the file held after the previous kill
 	var totalDecided, totalReported int
 	for it := range iterations {
@@ -99,7 +99,7 @@ func TestCrashLoop(t *testing.T) {
 
 // verifyFile opens the bbolt file a killed process left, runs bbolt's consistency check and
 // checks the targets against the ledger (verifyStore).
-func verifyFile(t *testing.T, it int, db string, wl *bench.Workload, led *ledger) map[int]time.Time {
+func verifyFile(t *testing.T, it int, db string, wl *workload.Workload, led *ledger) map[int]time.Time {
 	t.Helper()
 	st, err := boltstore.Open(db, boltstore.Options{})
 	if err != nil {
@@ -116,7 +116,7 @@ func verifyFile(t *testing.T, it int, db string, wl *bench.Workload, led *ledger
 // decision at least as recent as the last one acknowledged, every acknowledged scale decision
 // is pending or reported, and every acknowledged ReportScale is reported. It returns each
 // ledger target's stored last decision time.
-func verifyStore(t *testing.T, it int, st store.Store, wl *bench.Workload, led *ledger) map[int]time.Time {
+func verifyStore(t *testing.T, it int, st store.Store, wl *workload.Workload, led *ledger) map[int]time.Time {
 	t.Helper()
 	seen := map[int]time.Time{}
 	for i, acked := range led.decided {
@@ -148,7 +148,7 @@ func verifyStore(t *testing.T, it int, st store.Store, wl *bench.Workload, led *
 // runLoad has 8 callers send Recommend, and ReportScale for the decisions that scale, each call
 // to the client pick returns, until ctx ends; it records what was acknowledged in led. The
 // returned function waits for the callers.
-func runLoad(ctx context.Context, wl *bench.Workload, led *ledger, targets int, pick func() pb.RecommenderServiceClient) func() {
+func runLoad(ctx context.Context, wl *workload.Workload, led *ledger, targets int, pick func() pb.RecommenderServiceClient) func() {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range 8 {
@@ -216,7 +216,7 @@ func TestCrashLoopEtcd(t *testing.T) {
 		t.Fatal(err)
 	}
 	const targets = 40
-	wl := bench.NewWorkload("crash", "crash", targets)
+	wl := workload.NewWorkload("crash", "crash", targets)
 	var mu sync.Mutex // guards reps' clients while a replica restarts
 	var totalDecided, totalReported, afterKill int
 	for it := range iterations {

@@ -13,7 +13,7 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 
-	"github.com/hpa-recommender/hpa-recommender/internal/testcerts"
+	"github.com/hpa-recommender/hpa-recommender/internal/testkit/testcerts"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/server"
 	"github.com/hpa-recommender/hpa-recommender/store"

@@ -1,4 +1,3 @@
-// Command hpa-recommender is the central HPA decision service: flags and wiring only.
 package main
 
 import (

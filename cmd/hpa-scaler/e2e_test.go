@@ -2,7 +2,7 @@
 
 package main
 
-// The real hpa-scaler binary against a real control plane (internal/kubetest), the metrics
+// The real hpa-scaler binary against a real control plane (internal/testkit/kubetest), the metrics
 // adapter, and an in-process hpa-recommender on loopback: flags, kubeconfig, leader election,
 // /readyz and /metrics, a scale-up, and a clean exit on SIGTERM that releases the Lease.
 
@@ -24,10 +24,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/hpa-recommender/hpa-recommender/internal/kubetest"
-	"github.com/hpa-recommender/hpa-recommender/internal/servertest"
 	"github.com/hpa-recommender/hpa-recommender/internal/syncbuf"
+	"github.com/hpa-recommender/hpa-recommender/internal/testkit/kubetest"
 	"github.com/hpa-recommender/hpa-recommender/server"
+	"github.com/hpa-recommender/hpa-recommender/server/servertest"
 )
 
 // syncBuffer is an io.Writer safe for the child's output and the test's reads.

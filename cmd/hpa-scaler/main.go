@@ -1,5 +1,3 @@
-// Command hpa-scaler is the in-cluster client of hpa-recommender: flags and wiring only; the
-// logic is in clients/scaler.
 package main
 
 import (

@@ -1,5 +1,3 @@
-// Command hpactl is the command-line client of hpa-recommender: recommend, simulate, get,
-// list and delete. Its logic lives in clients/hpactl; this file only wires it to the process.
 package main
 
 import (

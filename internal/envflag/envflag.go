@@ -1,6 +1,3 @@
-// Package envflag lets environment variables set the flags a command line leaves unset, so
-// each binary's flags can come from a Deployment's env: a flag given on the command line wins
-// over the environment, which wins over the default.
 package envflag
 
 import (

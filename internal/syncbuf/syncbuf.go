@@ -1,5 +1,3 @@
-// Package syncbuf is a byte buffer that one goroutine may write while another reads it: a
-// child process's output, or a log sink, read while it is being written.
 package syncbuf
 
 import (

@@ -24,7 +24,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/hpa-recommender/hpa-recommender/internal/testcerts"
+	"github.com/hpa-recommender/hpa-recommender/internal/testkit/testcerts"
 )
 
 // Options configure a control plane. The zero value runs etcd, kube-apiserver and

@@ -1,6 +1,3 @@
-// Package servertest runs a real hpa-recommender server on a loopback port for tests of the
-// server and of its clients (goclient, hpactl, the scaler, the load tool), so each does not
-// carry its own copy of the start-and-stop code.
 package servertest
 
 import (

@@ -1,4 +1,4 @@
-package bench
+package workload
 
 import (
 	"math"
@@ -14,11 +14,14 @@ import (
 	"github.com/hpa-recommender/hpa-recommender/recommender"
 )
 
+// InitialReplicas is every target's replica count until a scale decision is reported applied:
+// the count a request of a target whose load stays at its cycle's middle keeps.
+const InitialReplicas = 20
+
 // Payload model constants: every target is a Deployment of nominally 20 pods requesting 500m
 // CPU, autoscaled on CPU utilization (60%) and an External queue-depth metric (30 per pod),
 // between 2 and 40 replicas, with a behavior.
 const (
-	initialReplicas = 20
 	minReplicas     = 2
 	maxReplicas     = 40
 	cpuRequestMilli = 500
@@ -74,7 +77,7 @@ func NewWorkload(cluster, namespace string, n int) *Workload {
 		swing:     DefaultLoadSwing,
 	}
 	for i := range w.targets {
-		w.targets[i].replicas.Store(initialReplicas)
+		w.targets[i].replicas.Store(InitialReplicas)
 	}
 	w.wire = newWireParts(w)
 	return w
@@ -167,11 +170,11 @@ func (w *Workload) Ref(i int) *pb.TargetRef {
 // the target's current replica count, their CPU samples and the queue depth.
 func (w *Workload) Request(i int, now time.Time) *pb.RecommendRequest {
 	t := &w.targets[i]
-	return w.requestWithPods(i, t.replicas.Load(), now)
+	return w.RequestWithPods(i, t.replicas.Load(), now)
 }
 
-// requestWithPods is Request with a given replica (and pod) count.
-func (w *Workload) requestWithPods(i int, replicas int32, now time.Time) *pb.RecommendRequest {
+// RequestWithPods is Request with a given replica (and pod) count.
+func (w *Workload) RequestWithPods(i int, replicas int32, now time.Time) *pb.RecommendRequest {
 	c := w.nextCall(i, replicas, now)
 	sampleTime := timestamppb.New(c.sampleTime)
 	pods := make([]*pb.PodState, replicas)
@@ -196,7 +199,7 @@ func (w *Workload) requestWithPods(i int, replicas int32, now time.Time) *pb.Rec
 }
 
 // call is what differs from one request of a target to the next. Both encodings of a request
-// (requestWithPods and appendRequestWithPods) take it from nextCall, so they cannot drift apart.
+// (RequestWithPods and appendRequestWithPods) take it from nextCall, so they cannot drift apart.
 type call struct {
 	// perPod is the average CPU usage of a pod, in millicores.
 	perPod int64
@@ -212,7 +215,7 @@ func (w *Workload) nextCall(i int, replicas int32, now time.Time) call {
 	// Total CPU demand in millicores: the initial replicas at the target utilization, ±swing
 	// along the target's own phase of the cycle.
 	phase := 2 * math.Pi * (float64(k)/loadPeriod + float64(i%97)/97)
-	demand := float64(initialReplicas*cpuRequestMilli*cpuTargetPct/100) * (1 + w.swing*math.Sin(phase))
+	demand := float64(InitialReplicas*cpuRequestMilli*cpuTargetPct/100) * (1 + w.swing*math.Sin(phase))
 	return call{
 		perPod:     int64(demand / float64(replicas)),
 		queue:      int64(demand / float64(cpuRequestMilli*cpuTargetPct/100) * queuePerPod * 0.7),
@@ -237,6 +240,10 @@ func (w *Workload) pod(name string, ready *bool) *pb.PodState {
 		Containers: []*pb.ContainerState{{Name: "app", Requests: map[string]string{"cpu": "500m", "memory": "256Mi"}}},
 	}
 }
+
+// Rewind uncounts target i's last call, so that its next Request (or AppendRequest) is that
+// call's again: a test compares what one call sent with what it should have been.
+func (w *Workload) Rewind(i int) { w.targets[i].calls.Add(-1) }
 
 // Applied records that target i now runs replicas (its scale write succeeded).
 func (w *Workload) Applied(i int, replicas int32) {

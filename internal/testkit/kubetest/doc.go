@@ -21,4 +21,7 @@
 //	cs := cp.Client // admin; cp.Config is its *rest.Config
 //	... create a Deployment, kubetest.MakeDeploymentReady(ctx, cs, ns, name) ...
 //	adapter.SetPodMetric(ns, pod, "requests_per_second", resource.MustParse("10"))
+//
+// It is a test kit: it imports internal/testkit/testcerts, client-go and the Kubernetes API
+// types; never server, store, clients or cmd; only e2e tests import it.
 package kubetest

@@ -27,7 +27,7 @@ import (
 	externalmetricsv1beta1 "k8s.io/metrics/pkg/apis/external_metrics/v1beta1"
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 
-	"github.com/hpa-recommender/hpa-recommender/internal/testcerts"
+	"github.com/hpa-recommender/hpa-recommender/internal/testkit/testcerts"
 )
 
 // The API group versions a MetricsAdapter serves.

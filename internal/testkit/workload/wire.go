@@ -1,4 +1,4 @@
-package bench
+package workload
 
 import (
 	"fmt"
@@ -15,11 +15,11 @@ import (
 // building the message and marshalling it: in profiles, building took 13 % of the generator's
 // CPU and marshalling 17 %, CPU that on a shared machine is taken from the server it measures
 // (BenchmarkRequest: about 30 times less time per request, one allocation instead of 358). The
-// encoding is the one proto.Marshal would write for the message requestWithPods builds (same
+// encoding is the one proto.Marshal would write for the message RequestWithPods builds (same
 // fields, in field-number order, each once), so the server decodes the very same request.
 
 // wireParts are the encodings of what all the requests of a workload share. They are
-// marshalled once from the messages requestWithPods uses, so the two encodings cannot drift.
+// marshalled once from the messages RequestWithPods uses, so the two encodings cannot drift.
 type wireParts struct {
 	// spec is RecommendRequest's spec field, tag, length and message, as every target sends it
 	// with SetSharedSpec.
@@ -54,7 +54,7 @@ func newWireParts(w *Workload) wireParts {
 func mustMarshal(what string, m proto.Message) []byte {
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
 	if err != nil {
-		panic(fmt.Errorf("bench: encode the %s of every request: %w", what, err))
+		panic(fmt.Errorf("workload: encode the %s of every request: %w", what, err))
 	}
 	return b
 }
@@ -65,7 +65,7 @@ func (w *Workload) AppendRequest(b []byte, i int, now time.Time) []byte {
 	return w.appendRequestWithPods(b, i, w.targets[i].replicas.Load(), now)
 }
 
-// appendRequestWithPods is requestWithPods's request, encoded.
+// appendRequestWithPods is RequestWithPods's request, encoded.
 func (w *Workload) appendRequestWithPods(b []byte, i int, replicas int32, now time.Time) []byte {
 	c := w.nextCall(i, replicas, now)
 	b = w.appendRef(b, 1, i)

@@ -24,7 +24,7 @@ import (
 	customclient "k8s.io/metrics/pkg/client/custom_metrics"
 	externalclient "k8s.io/metrics/pkg/client/external_metrics"
 
-	"github.com/hpa-recommender/hpa-recommender/internal/kubetest"
+	"github.com/hpa-recommender/hpa-recommender/internal/testkit/kubetest"
 )
 
 // TestControlPlaneSmoke starts etcd, kube-apiserver and kube-controller-manager, creates
