@@ -10,6 +10,8 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 )
 
 // codec is the server's gRPC codec: grpc-go's default proto codec, except that the API's
@@ -24,11 +26,24 @@ import (
 // (a string that is not would travel into a response that clients then cannot decode):
 // checkUTF8 does, on the same bytes.
 //
+// A RecommendRequest's pods, containers and samples are recycled (vtprotobuf's generated pools):
+// they were most of a call's allocations.
+//
 // It is installed with grpc.ForceServerCodecV2, not registered globally, so clients and other
 // servers in the same process keep grpc-go's default.
-type codec struct{ fallback encoding.CodecV2 }
+type codec struct {
+	fallback encoding.CodecV2
+	strings  map[protoreflect.FullName]*stringFields // checkUTF8's tables of the API's messages
+}
 
-func newCodec() codec { return codec{fallback: encoding.GetCodecV2("proto")} }
+func newCodec() codec {
+	c := codec{fallback: encoding.GetCodecV2("proto"), strings: map[protoreflect.FullName]*stringFields{}}
+	msgs := pb.File_recommender_v1_recommender_proto.Messages()
+	for i := range msgs.Len() {
+		utf8Tables(msgs.Get(i), c.strings)
+	}
+	return c
+}
 
 // vtMessage is a message with vtprotobuf's generated marshalling.
 type vtMessage interface {
@@ -63,6 +78,15 @@ func (c codec) Marshal(v any) (mem.BufferSlice, error) {
 	return mem.BufferSlice{mem.NewBuffer(buf, pool)}, nil
 }
 
+// releaseRequest recycles a RecommendRequest's messages once its call is over (see
+// Unmarshal): nothing may keep the request, or anything reached through it, past the handler.
+// The domain values converted from it share only its strings, which recycling does not change.
+func releaseRequest(req any) {
+	if r, ok := req.(*pb.RecommendRequest); ok {
+		r.ReturnToVTPool()
+	}
+}
+
 // vtRequest is a message with vtprotobuf's generated unmarshaller.
 type vtRequest interface {
 	proto.Message
@@ -76,11 +100,18 @@ func (c codec) Unmarshal(data mem.BufferSlice, v any) error {
 	if !ok {
 		return c.fallback.Unmarshal(data, v)
 	}
+	if r, ok := m.(*pb.RecommendRequest); ok {
+		// grpc-go hands a new message: give it the lists of a recycled one, whose pods,
+		// containers and samples UnmarshalVT then refills in place instead of allocating
+		// them. releaseRequest recycles it when the call is over.
+		spare := pb.RecommendRequestFromVTPool()
+		r.Pods, r.Metrics = spare.Pods, spare.Metrics
+	}
 	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
 	defer buf.Free() // UnmarshalVT copies what it keeps
 	err := m.UnmarshalVT(buf.ReadOnlyData())
-	if err == nil {
-		err = checkUTF8(buf.ReadOnlyData(), m.ProtoReflect().Descriptor())
+	if t := c.strings[m.ProtoReflect().Descriptor().FullName()]; err == nil && t != nil {
+		err = checkUTF8(buf.ReadOnlyData(), t)
 	}
 	if err != nil {
 		proto.Reset(m)
@@ -89,11 +120,51 @@ func (c codec) Unmarshal(data mem.BufferSlice, v any) error {
 	return nil
 }
 
-// checkUTF8 returns an error naming the first string field in b, a message of type md in
-// the wire format (nested messages, lists and maps included), that is not valid UTF-8, as
-// protobuf-go's decoding would. It reads the bytes with the descriptor, allocating nothing:
-// walking the decoded message by reflection cost as much as decoding it.
-func checkUTF8(b []byte, md protoreflect.MessageDescriptor) error {
+// stringFields says, for one message type, which of its fields checkUTF8 looks into: by field
+// number, a string (utf8 true) or a message holding strings (msg set). Built once per codec
+// from the descriptors (utf8Tables), so the check looks nothing up by name or number.
+type stringFields struct {
+	name  protoreflect.FullName
+	byNum []fieldCheck
+}
+
+type fieldCheck struct {
+	utf8 bool
+	msg  *stringFields
+}
+
+// utf8Tables builds the stringFields of md and of every message reachable from it, by name.
+func utf8Tables(md protoreflect.MessageDescriptor, seen map[protoreflect.FullName]*stringFields) *stringFields {
+	if t, ok := seen[md.FullName()]; ok {
+		return t
+	}
+	t := &stringFields{name: md.FullName()}
+	seen[md.FullName()] = t
+	fields := md.Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		var c fieldCheck
+		switch fd.Kind() {
+		case protoreflect.StringKind:
+			c.utf8 = true
+		case protoreflect.MessageKind: // a map's entries too
+			c.msg = utf8Tables(fd.Message(), seen)
+		default:
+			continue
+		}
+		if n := int(fd.Number()); n >= len(t.byNum) {
+			t.byNum = append(t.byNum, make([]fieldCheck, n+1-len(t.byNum))...)
+		}
+		t.byNum[fd.Number()] = c
+	}
+	return t
+}
+
+// checkUTF8 returns an error naming the first string field in b, a message of t's type in the
+// wire format (nested messages, lists and maps included), that is not valid UTF-8, as
+// protobuf-go's decoding would. It reads the bytes, allocating nothing: walking the decoded
+// message by reflection cost as much as decoding it.
+func checkUTF8(b []byte, t *stringFields) error {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
@@ -112,15 +183,14 @@ func checkUTF8(b []byte, md protoreflect.MessageDescriptor) error {
 			return protowire.ParseError(n)
 		}
 		b = b[n:]
-		fd := md.Fields().ByNumber(num)
-		switch {
-		case fd == nil: // unknown: kept as bytes
-		case fd.Kind() == protoreflect.StringKind:
-			if !utf8.Valid(v) {
-				return fmt.Errorf("string field %s contains invalid UTF-8", fd.FullName())
-			}
-		case fd.Kind() == protoreflect.MessageKind: // a map's entries too
-			if err := checkUTF8(v, fd.Message()); err != nil {
+		if int(num) >= len(t.byNum) {
+			continue // unknown: kept as bytes
+		}
+		switch c := t.byNum[num]; {
+		case c.utf8 && !utf8.Valid(v):
+			return fmt.Errorf("string field %s.%d contains invalid UTF-8", t.name, num)
+		case c.msg != nil:
+			if err := checkUTF8(v, c.msg); err != nil {
 				return err
 			}
 		}

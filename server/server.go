@@ -203,8 +203,10 @@ func traceRegion(ctx context.Context, req any, info *grpc.UnaryServerInfo, handl
 
 // rejectUndecodable answers InvalidArgument to a request the codec could not decode
 // (decodeError): grpc-go would have answered Internal, blaming the server for the caller's
-// bytes.
+// bytes. Every request passes here, whatever happens after: when the call is over it hands
+// the request's messages back to the codec's pools (releaseRequest).
 func rejectUndecodable(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	defer releaseRequest(req)
 	m, ok := req.(proto.Message)
 	if !ok {
 		return handler(ctx, req)
@@ -258,8 +260,8 @@ func (s *Server) serverOptions() ([]grpc.ServerOption, error) {
 		traceRegion,
 		metrics.UnaryServerInterceptor(),
 		selector.UnaryServerInterceptor(s.logCall, notProbe),
-		// Before anything that may return early (auth): every undecodable request's error is
-		// taken out of the codec's keeping, and it is counted and logged as InvalidArgument.
+		// Before anything that may return early (auth): every undecodable request is counted
+		// and logged as InvalidArgument, and every request's messages are recycled.
 		rejectUndecodable,
 	}
 	stream := []grpc.StreamServerInterceptor{metrics.StreamServerInterceptor()}

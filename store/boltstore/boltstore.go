@@ -816,15 +816,16 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, 
 	}
 	k := codec.EncodeKey(key)
 	var (
-		base    *store.Target // the record started from (nil: none), frozen
-		baseRev int64         // its revision; 0: none
+		base     *store.Target // the record started from (nil: none), frozen
+		baseRev  int64         // its revision; 0: none
+		baseSpec []byte        // its spec's encoding (nil: unknown), frozen
 	)
 	h, cached := s.hints.GetBytes(k)
 	// keep: build the decoded copy of what is written, for the cache and for Update's result.
 	// Apply returns nothing, so its write builds one only for a key the cache holds or admits.
 	keep := !shared || cached || s.hints.Admit()
 	if cached {
-		base, baseRev = h.t, h.rev
+		base, baseRev, baseSpec = h.t, h.rev, h.spec
 	} else {
 		err := s.read(k, func(v []byte) error {
 			if v == nil {
@@ -841,7 +842,7 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, 
 			return nil, fmt.Errorf("update %s: %w", key, translate(err))
 		}
 	}
-	w, done, err := apply(key, base, fn, shared, keep)
+	w, done, err := apply(key, base, baseSpec, fn, shared, keep)
 	if err != nil || done {
 		// fn failed or wrote nothing: that is the outcome at the moment of the read.
 		return base, err
@@ -870,7 +871,7 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, 
 			}
 			var done bool
 			var err error
-			next, done, err = apply(key, cur, fn, shared, keep)
+			next, done, err = apply(key, cur, nil, fn, shared, keep)
 			switch {
 			case errors.As(err, new(*decodeError)):
 				return err
@@ -895,7 +896,7 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, 
 		}
 		stored := *next.frozen // a new entry: a published one is never modified
 		stored.Revision = rev
-		s.hints.Put(string(k), hint{rev: rev, t: &stored})
+		s.hints.Put(string(k), hint{rev: rev, t: &stored, spec: next.spec})
 		result = &stored
 		return nil
 	})
@@ -915,16 +916,19 @@ func (e *decodeError) Error() string { return e.err.Error() }
 func (e *decodeError) Unwrap() error { return e.err }
 
 // prepared is fn's result ready to write: its encoding without a revision, and, when kept, its
-// decoded form (what decoding that encoding would give) for the cache.
+// decoded form (what decoding that encoding would give) and its spec's encoding for the cache.
 type prepared struct {
 	enc    codec.Unrevised
 	frozen *store.Target
+	spec   []byte
 }
 
 // apply runs fn on a private copy of base (nil: absent), or on base itself when shared, and
 // prepares its result for writing. done is true when fn returned nil: nothing to write.
-// Without keep, only the encoding is prepared (w.frozen nil).
-func apply(key store.Key, base *store.Target, fn store.UpdateFunc, shared, keep bool) (w prepared, done bool, err error) {
+// baseSpec is the encoding of base's spec as its cache entry keeps it (nil: unknown); when fn's
+// result has the same spec, base's decoded spec is reused (codec.MarshalNormalizedAfter).
+// Without keep, only the encoding is prepared (w.frozen and w.spec nil).
+func apply(key store.Key, base *store.Target, baseSpec []byte, fn store.UpdateFunc, shared, keep bool) (w prepared, done bool, err error) {
 	cur := base
 	if base != nil && !shared {
 		if cur, err = codec.Normalize(base); err != nil {
@@ -946,7 +950,7 @@ func apply(key store.Key, base *store.Target, fn store.UpdateFunc, shared, keep 
 		}
 		return w, false, nil
 	}
-	if w.enc, w.frozen, err = codec.MarshalNormalized(&withKey); err != nil {
+	if w.enc, w.frozen, w.spec, err = codec.MarshalNormalizedAfter(&withKey, base, baseSpec); err != nil {
 		return prepared{}, false, &decodeError{err}
 	}
 	return w, false, nil

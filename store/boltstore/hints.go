@@ -14,11 +14,14 @@ import (
 // process writes the file (bbolt locks it), so entries go stale only by our own writes.
 //
 // Entries are shared and frozen: nothing modifies a target once it is put, and nothing hands
-// one out without copying it (codec.Normalize).
+// one out without copying it (codec.Normalize). An entry's Spec may be the very one of the entry
+// it replaced (codec.MarshalNormalizedAfter).
 type hints = bounded.Map[hint]
 
-// hint is a record as stored under its key: its revision and its decoded form.
+// hint is a record as stored under its key: its revision, its decoded form, and its spec's
+// encoding, which tells the next update whether its spec is the same.
 type hint struct {
-	rev int64
-	t   *store.Target
+	rev  int64
+	t    *store.Target
+	spec []byte
 }

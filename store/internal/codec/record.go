@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -72,6 +73,37 @@ func MarshalNormalized(t *store.Target) (Unrevised, *store.Target, error) {
 	}
 	n.Revision = t.Revision
 	return u, n, nil
+}
+
+// MarshalNormalizedAfter is MarshalNormalized for a target that replaces base (nil: none),
+// whose record held the spec encoding baseSpec (nil: unknown). It also returns t's spec
+// encoding, for the write after this one. When t's spec encodes as baseSpec, the normalized
+// target takes base's Spec, shared, instead of converting its own: equal encodings decode to
+// equal specs, and a request carries its target's unchanged spec on nearly every call.
+// (base and what this returns must then be treated as frozen: a store's cache.)
+func MarshalNormalizedAfter(t, base *store.Target, baseSpec []byte) (Unrevised, *store.Target, []byte, error) {
+	r := toRecord(t)
+	spec, err := r.Spec.MarshalVT()
+	if err != nil {
+		return Unrevised{}, nil, nil, fmt.Errorf("encode target %s: %w", t.Key, err)
+	}
+	u, err := marshalRecord(r)
+	if err != nil {
+		return Unrevised{}, nil, nil, fmt.Errorf("encode target %s: %w", t.Key, err)
+	}
+	same := base != nil && baseSpec != nil && bytes.Equal(spec, baseSpec)
+	if same {
+		r.Spec = nil // not converted
+	}
+	n, err := fromRecord(r)
+	if err != nil {
+		return Unrevised{}, nil, nil, err
+	}
+	if same {
+		n.Spec = base.Spec
+	}
+	n.Revision = t.Revision
+	return u, n, spec, nil
 }
 
 // marshalRecord encodes r behind a header without a revision.

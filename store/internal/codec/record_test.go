@@ -226,3 +226,47 @@ func FuzzUnmarshal(f *testing.F) {
 		}
 	})
 }
+
+// TestMarshalNormalizedAfter: with or without a base whose spec encodes the same, the record and
+// the normalized target are MarshalNormalized's; the spec is base's own exactly when the
+// encodings are equal, and the returned spec encoding is the record's.
+func TestMarshalNormalizedAfter(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for i := range 500 {
+		in := randomTarget(r)
+		_, base, err := MarshalNormalized(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		baseSpec, err := toRecord(in).Spec.MarshalVT()
+		if err != nil {
+			t.Fatal(err)
+		}
+		next := randomTarget(r)
+		same := i%2 == 0
+		if same {
+			next.Spec = in.Spec // as a request carries it: the same spec again
+		}
+		wantU, want, err := MarshalNormalized(next)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gotU, got, spec, err := MarshalNormalizedAfter(next, base, baseSpec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(gotU.Bytes(), wantU.Bytes()) {
+			t.Fatalf("target %d: the record differs from MarshalNormalized's", i)
+		}
+		if d := cmp.Diff(want, got, exact); d != "" {
+			t.Fatalf("target %d: normalized target differs (-MarshalNormalized +After):\n%s", i, d)
+		}
+		if wantSpec, _ := toRecord(next).Spec.MarshalVT(); !bytes.Equal(spec, wantSpec) {
+			t.Fatalf("target %d: returned spec encoding is not the record's", i)
+		}
+		shared := len(got.Spec.Metrics) > 0 && len(base.Spec.Metrics) > 0 && &got.Spec.Metrics[0] == &base.Spec.Metrics[0]
+		if shared != (same && len(base.Spec.Metrics) > 0) {
+			t.Fatalf("target %d: spec shared with base: %v, same spec: %v", i, shared, same)
+		}
+	}
+}

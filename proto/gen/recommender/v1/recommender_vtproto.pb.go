@@ -15,6 +15,7 @@ import (
 	timestamppb1 "google.golang.org/protobuf/types/known/timestamppb"
 	io "io"
 	math "math"
+	sync "sync"
 )
 
 const (
@@ -3454,6 +3455,158 @@ func (m *DeleteTargetResponse) MarshalToSizedBufferVT(dAtA []byte) (int, error) 
 	return len(dAtA) - i, nil
 }
 
+var vtprotoPool_PodState = sync.Pool{
+	New: func() interface{} {
+		return &PodState{}
+	},
+}
+
+func (m *PodState) ResetVT() {
+	if m != nil {
+		for _, mm := range m.Containers {
+			mm.ResetVT()
+		}
+		f0 := m.Containers[:0]
+		for _, mm := range m.InitContainers {
+			mm.ResetVT()
+		}
+		f1 := m.InitContainers[:0]
+		m.Reset()
+		m.Containers = f0
+		m.InitContainers = f1
+	}
+}
+func (m *PodState) ReturnToVTPool() {
+	if m != nil {
+		m.ResetVT()
+		vtprotoPool_PodState.Put(m)
+	}
+}
+func PodStateFromVTPool() *PodState {
+	return vtprotoPool_PodState.Get().(*PodState)
+}
+
+var vtprotoPool_ContainerState = sync.Pool{
+	New: func() interface{} {
+		return &ContainerState{}
+	},
+}
+
+func (m *ContainerState) ResetVT() {
+	if m != nil {
+		m.Reset()
+	}
+}
+func (m *ContainerState) ReturnToVTPool() {
+	if m != nil {
+		m.ResetVT()
+		vtprotoPool_ContainerState.Put(m)
+	}
+}
+func ContainerStateFromVTPool() *ContainerState {
+	return vtprotoPool_ContainerState.Get().(*ContainerState)
+}
+
+var vtprotoPool_InitContainerState = sync.Pool{
+	New: func() interface{} {
+		return &InitContainerState{}
+	},
+}
+
+func (m *InitContainerState) ResetVT() {
+	if m != nil {
+		m.Reset()
+	}
+}
+func (m *InitContainerState) ReturnToVTPool() {
+	if m != nil {
+		m.ResetVT()
+		vtprotoPool_InitContainerState.Put(m)
+	}
+}
+func InitContainerStateFromVTPool() *InitContainerState {
+	return vtprotoPool_InitContainerState.Get().(*InitContainerState)
+}
+
+var vtprotoPool_MetricObservation = sync.Pool{
+	New: func() interface{} {
+		return &MetricObservation{}
+	},
+}
+
+func (m *MetricObservation) ResetVT() {
+	if m != nil {
+		for _, mm := range m.PodValues {
+			mm.ResetVT()
+		}
+		f0 := m.PodValues[:0]
+		f1 := m.Values[:0]
+		m.Reset()
+		m.PodValues = f0
+		m.Values = f1
+	}
+}
+func (m *MetricObservation) ReturnToVTPool() {
+	if m != nil {
+		m.ResetVT()
+		vtprotoPool_MetricObservation.Put(m)
+	}
+}
+func MetricObservationFromVTPool() *MetricObservation {
+	return vtprotoPool_MetricObservation.Get().(*MetricObservation)
+}
+
+var vtprotoPool_PodMetricValue = sync.Pool{
+	New: func() interface{} {
+		return &PodMetricValue{}
+	},
+}
+
+func (m *PodMetricValue) ResetVT() {
+	if m != nil {
+		m.Reset()
+	}
+}
+func (m *PodMetricValue) ReturnToVTPool() {
+	if m != nil {
+		m.ResetVT()
+		vtprotoPool_PodMetricValue.Put(m)
+	}
+}
+func PodMetricValueFromVTPool() *PodMetricValue {
+	return vtprotoPool_PodMetricValue.Get().(*PodMetricValue)
+}
+
+var vtprotoPool_RecommendRequest = sync.Pool{
+	New: func() interface{} {
+		return &RecommendRequest{}
+	},
+}
+
+func (m *RecommendRequest) ResetVT() {
+	if m != nil {
+		for _, mm := range m.Pods {
+			mm.ResetVT()
+		}
+		f0 := m.Pods[:0]
+		for _, mm := range m.Metrics {
+			mm.ResetVT()
+		}
+		f1 := m.Metrics[:0]
+		m.Reset()
+		m.Pods = f0
+		m.Metrics = f1
+	}
+}
+func (m *RecommendRequest) ReturnToVTPool() {
+	if m != nil {
+		m.ResetVT()
+		vtprotoPool_RecommendRequest.Put(m)
+	}
+}
+func RecommendRequestFromVTPool() *RecommendRequest {
+	return vtprotoPool_RecommendRequest.Get().(*RecommendRequest)
+}
 func (m *TargetRef) SizeVT() (n int) {
 	if m == nil {
 		return 0
@@ -7641,7 +7794,14 @@ func (m *PodState) UnmarshalVT(dAtA []byte) error {
 			if postIndex > l {
 				return io.ErrUnexpectedEOF
 			}
-			m.Containers = append(m.Containers, &ContainerState{})
+			if len(m.Containers) == cap(m.Containers) {
+				m.Containers = append(m.Containers, &ContainerState{})
+			} else {
+				m.Containers = m.Containers[:len(m.Containers)+1]
+				if m.Containers[len(m.Containers)-1] == nil {
+					m.Containers[len(m.Containers)-1] = &ContainerState{}
+				}
+			}
 			if err := m.Containers[len(m.Containers)-1].UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
@@ -7675,7 +7835,14 @@ func (m *PodState) UnmarshalVT(dAtA []byte) error {
 			if postIndex > l {
 				return io.ErrUnexpectedEOF
 			}
-			m.InitContainers = append(m.InitContainers, &InitContainerState{})
+			if len(m.InitContainers) == cap(m.InitContainers) {
+				m.InitContainers = append(m.InitContainers, &InitContainerState{})
+			} else {
+				m.InitContainers = m.InitContainers[:len(m.InitContainers)+1]
+				if m.InitContainers[len(m.InitContainers)-1] == nil {
+					m.InitContainers[len(m.InitContainers)-1] = &InitContainerState{}
+				}
+			}
 			if err := m.InitContainers[len(m.InitContainers)-1].UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
@@ -8339,7 +8506,14 @@ func (m *MetricObservation) UnmarshalVT(dAtA []byte) error {
 			if postIndex > l {
 				return io.ErrUnexpectedEOF
 			}
-			m.PodValues = append(m.PodValues, &PodMetricValue{})
+			if len(m.PodValues) == cap(m.PodValues) {
+				m.PodValues = append(m.PodValues, &PodMetricValue{})
+			} else {
+				m.PodValues = m.PodValues[:len(m.PodValues)+1]
+				if m.PodValues[len(m.PodValues)-1] == nil {
+					m.PodValues[len(m.PodValues)-1] = &PodMetricValue{}
+				}
+			}
 			if err := m.PodValues[len(m.PodValues)-1].UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
@@ -8990,7 +9164,14 @@ func (m *RecommendRequest) UnmarshalVT(dAtA []byte) error {
 			if postIndex > l {
 				return io.ErrUnexpectedEOF
 			}
-			m.Pods = append(m.Pods, &PodState{})
+			if len(m.Pods) == cap(m.Pods) {
+				m.Pods = append(m.Pods, &PodState{})
+			} else {
+				m.Pods = m.Pods[:len(m.Pods)+1]
+				if m.Pods[len(m.Pods)-1] == nil {
+					m.Pods[len(m.Pods)-1] = &PodState{}
+				}
+			}
 			if err := m.Pods[len(m.Pods)-1].UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
@@ -9024,7 +9205,14 @@ func (m *RecommendRequest) UnmarshalVT(dAtA []byte) error {
 			if postIndex > l {
 				return io.ErrUnexpectedEOF
 			}
-			m.Metrics = append(m.Metrics, &MetricObservation{})
+			if len(m.Metrics) == cap(m.Metrics) {
+				m.Metrics = append(m.Metrics, &MetricObservation{})
+			} else {
+				m.Metrics = m.Metrics[:len(m.Metrics)+1]
+				if m.Metrics[len(m.Metrics)-1] == nil {
+					m.Metrics[len(m.Metrics)-1] = &MetricObservation{}
+				}
+			}
 			if err := m.Metrics[len(m.Metrics)-1].UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
