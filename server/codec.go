@@ -78,6 +78,28 @@ func (c codec) Marshal(v any) (mem.BufferSlice, error) {
 	return mem.BufferSlice{mem.NewBuffer(buf, pool)}, nil
 }
 
+// unmarshalRecommend decodes the hottest request, most of a call's allocations otherwise, into
+// r with as few as it can: grpc-go hands a new message, which gets the lists of a recycled one
+// (its pods, containers and samples are refilled in place; releaseRequest recycles r when the
+// call is over), and its strings share b, a copy of the request's bytes that lives as long as
+// one of them does. What the server keeps past the call copies the strings it takes from the
+// request (the spec cache, the store's key) or encodes them (records); a decoded record the
+// bbolt store caches may share a few (an observation's error, a scaleTargetRef) and so keep its
+// last request's bytes alive, within its bounded cache.
+func (c codec) unmarshalRecommend(b []byte, r *pb.RecommendRequest) error {
+	spare := pb.RecommendRequestFromVTPool()
+	r.Pods, r.Metrics = spare.Pods, spare.Metrics
+	err := r.UnmarshalVTUnsafe(b)
+	if err == nil {
+		err = checkUTF8(b, c.strings[r.ProtoReflect().Descriptor().FullName()])
+	}
+	if err != nil {
+		proto.Reset(r)
+		markUndecodable(r, err)
+	}
+	return nil
+}
+
 // releaseRequest recycles a RecommendRequest's messages once its call is over (see
 // Unmarshal): nothing may keep the request, or anything reached through it, past the handler.
 // The domain values converted from it share only its strings, which recycling does not change.
@@ -101,11 +123,7 @@ func (c codec) Unmarshal(data mem.BufferSlice, v any) error {
 		return c.fallback.Unmarshal(data, v)
 	}
 	if r, ok := m.(*pb.RecommendRequest); ok {
-		// grpc-go hands a new message: give it the lists of a recycled one, whose pods,
-		// containers and samples UnmarshalVT then refills in place instead of allocating
-		// them. releaseRequest recycles it when the call is over.
-		spare := pb.RecommendRequestFromVTPool()
-		r.Pods, r.Metrics = spare.Pods, spare.Metrics
+		return c.unmarshalRecommend(data.Materialize(), r)
 	}
 	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
 	defer buf.Free() // UnmarshalVT copies what it keeps

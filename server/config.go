@@ -45,12 +45,11 @@ type Config struct {
 	// record from the file and writes each into it about once per two updates; each target
 	// held costs its record's bytes (~1.6 KB) of memory.
 	BoltLogTargets int
-	// CachedSpecs is how many distinct specs the server keeps decoded and converted (default
-	// 4096, a few KB each; 0: the default; negative: none). Every target sends its spec with
-	// each Recommend: a target whose spec is not kept pays decoding and converting it again,
-	// unless another spec kept differs from it only in scaleTargetRef (a template, converted
-	// once; each spec made from it then costs well under 1 KB). The table is the process's
-	// (wirecodec's): the last server created sets it.
+	// CachedSpecs is how many distinct specs the server keeps converted and validated (default
+	// 4096, a few KB each; 0: the default; negative: none), keyed by the spec without its
+	// scaleTargetRef: every target sends its spec with each Recommend, and the targets of one
+	// template share an entry. A spec not kept is converted again on every call. The cache is
+	// the Server's own.
 	CachedSpecs int
 	// EtcdEndpoints and EtcdPrefix configure the etcd backend.
 	EtcdEndpoints []string
@@ -152,7 +151,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.BoltPath, "bolt-path", c.BoltPath, "bbolt database file; its write-ahead log is the directory <file>.wal beside it")
 	fs.IntVar(&c.BoltCachedTargets, "bolt-cached-targets", c.BoltCachedTargets, "decoded target records the bbolt store keeps in memory to speed up updates (0: the default, negative: none)")
 	fs.IntVar(&c.BoltLogTargets, "bolt-log-targets", c.BoltLogTargets, "distinct targets the bbolt store's write-ahead log holds before a checkpoint copies them into the file (0: the default, 16384 while the store holds no more targets than that, else 4096); a replica whose whole fleet fits reads and checkpoints less, for ~1.6 KB of memory per target held")
-	fs.IntVar(&c.CachedSpecs, "cached-specs", c.CachedSpecs, "distinct specs kept decoded and converted, a few KB each (under 1 KB for specs that differ from another kept one only in scaleTargetRef); a target whose spec is not kept pays converting it on every call (0: the default, negative: none)")
+	fs.IntVar(&c.CachedSpecs, "cached-specs", c.CachedSpecs, "distinct specs kept converted, a few KB each, keyed without scaleTargetRef (the targets of one template share one); a target whose spec is not kept pays converting it on every call (0: the default, negative: none)")
 	fs.Var(listFlag{&c.EtcdEndpoints}, "etcd-endpoints", "comma-separated etcd endpoints")
 	fs.StringVar(&c.EtcdPrefix, "etcd-prefix", c.EtcdPrefix, "key prefix in etcd")
 	fs.StringVar(&c.EtcdCA, "etcd-ca", c.EtcdCA, "CA bundle that verifies etcd's certificate (PEM; enables TLS to etcd; default roots: the system's)")

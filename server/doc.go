@@ -8,8 +8,8 @@
 // algorithm or the store.
 //
 // Imports: proto (the generated API), recommender (the algorithm and its domain types),
-// internal/apiconv (proto <-> domain), internal/wirecodec (the server's gRPC codec, which
-// decodes RecommendRequest by hand) and store (durable state), plus gRPC and its ecosystem.
+// internal/apiconv (proto <-> domain) and store (durable state), plus gRPC and its ecosystem.
+// Its gRPC codec (codec.go) marshals the API's messages with vtprotobuf's generated code.
 // In production code only cmd imports server; its test kit server/servertest and the tests of
 // the clients and deploy run it in process. It never imports clients/ or cmd/, in its tests
 // either (internal/archtest checks).

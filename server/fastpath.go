@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -77,8 +78,13 @@ func (c *specCache) get(s *pb.HorizontalPodAutoscalerSpec) *specEntry {
 	e := c.m[string(key)]
 	c.mu.RUnlock()
 	if e == nil {
-		e = convertSpec(&pb.HorizontalPodAutoscalerSpec{MinReplicas: s.MinReplicas, MaxReplicas: s.MaxReplicas,
-			Metrics: s.Metrics, Behavior: s.Behavior})
+		// Converted from a copy decoded from key: the entry outlives the call, and a
+		// request's strings share its bytes (codec.unmarshalRecommend).
+		var tmpl pb.HorizontalPodAutoscalerSpec
+		if err := tmpl.UnmarshalVT(key); err != nil {
+			return convertSpec(s)
+		}
+		e = convertSpec(&tmpl)
 		c.mu.Lock()
 		if c.m == nil {
 			c.m = make(map[string]*specEntry)
@@ -95,7 +101,9 @@ func (c *specCache) get(s *pb.HorizontalPodAutoscalerSpec) *specEntry {
 	if s.ScaleTargetRef == nil {
 		return e
 	}
-	if w := e.withRef(apiconv.ObjectRefFromProto(s.ScaleTargetRef)); w != nil {
+	ref := apiconv.ObjectRefFromProto(s.ScaleTargetRef)
+	ref.APIVersion, ref.Kind, ref.Name = strings.Clone(ref.APIVersion), strings.Clone(ref.Kind), strings.Clone(ref.Name)
+	if w := e.withRef(ref); w != nil {
 		return w
 	}
 	return convertSpec(s)

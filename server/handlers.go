@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -32,7 +33,10 @@ const maxPending = 16
 
 // targetKey validates a TargetRef; an empty cluster is the default cluster.
 func targetKey(ref *pb.TargetRef, field string) (store.Key, []apiconv.FieldViolation) {
-	k := store.Key{Cluster: ref.GetCluster(), Namespace: ref.GetNamespace(), Name: ref.GetName()}
+	// Copies: the key outlives the call (the store, the rate limiter), and a request's strings
+	// share its bytes (codec.unmarshalRecommend).
+	k := store.Key{Cluster: strings.Clone(ref.GetCluster()), Namespace: strings.Clone(ref.GetNamespace()),
+		Name: strings.Clone(ref.GetName())}
 	if k.Cluster == "" {
 		k.Cluster = defaultCluster
 	}

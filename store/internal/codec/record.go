@@ -143,8 +143,10 @@ func Unmarshal(b []byte) (*store.Target, int64, error) {
 		if err != nil {
 			return nil, 0, err
 		}
+		// One copy of the message's bytes, which the target's strings then share (they are
+		// most of its allocations otherwise): b may be a store's memory, valid only for now.
 		var r pb.Record
-		if err := r.UnmarshalVT(b[header:]); err != nil {
+		if err := r.UnmarshalVTUnsafe(bytes.Clone(b[header:])); err != nil {
 			return nil, 0, fmt.Errorf("decode target record: %w", err)
 		}
 		t, err := fromRecord(&r)
