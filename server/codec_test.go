@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -45,15 +46,29 @@ func TestUndecodableRequestIsInvalidArgument(t *testing.T) {
 		t.Fatal(err)
 	}
 	badUTF8[len(badUTF8)-1] = 0xff // the name's last byte
-	for name, body := range map[string][]byte{
-		"truncated":          {0x0a, 0x05, 0x01},
-		"bad tag":            {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01},
-		"not UTF-8":          badUTF8,
-		"marked by a caller": {0xfa, 0xff, 0xff, 0xff, 0x0f, 0x02, 'h', 'i'}, // field 536870911, "hi"
+	// A RecommendRequest (decoded on its own path) with invalid UTF-8 deep inside: a map key of
+	// a pod's container.
+	rec, err := proto.Marshal(&pb.RecommendRequest{Target: &pb.TargetRef{Namespace: "ns", Name: "x"},
+		Pods: []*pb.PodState{{Name: "p", Containers: []*pb.ContainerState{{Name: "c", Requests: map[string]string{"cpu\x01": "1"}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	badRecommend := bytes.Replace(rec, []byte("cpu\x01"), []byte("cpu\xff"), 1)
+	for name, c := range map[string]struct {
+		method string
+		body   []byte
+	}{
+		"truncated":           {"GetTarget", []byte{0x0a, 0x05, 0x01}},
+		"bad tag":             {"GetTarget", []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}},
+		"not UTF-8":           {"GetTarget", badUTF8},
+		"marked by a caller":  {"GetTarget", []byte{0xfa, 0xff, 0xff, 0xff, 0x0f, 0x02, 'h', 'i'}}, // field 536870911, "hi"
+		"Recommend truncated": {"Recommend", rec[:len(rec)-2]},
+		"Recommend not UTF-8": {"Recommend", badRecommend},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out []byte
-			err := conn.Invoke(t.Context(), "/recommender.v1.RecommenderService/GetTarget", &body, &out,
+			body := c.body
+			err := conn.Invoke(t.Context(), "/recommender.v1.RecommenderService/"+c.method, &body, &out,
 				grpc.ForceCodecV2(rawCodec{}))
 			st := status.Convert(err)
 			if st.Code() != codes.InvalidArgument {
