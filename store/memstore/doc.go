@@ -1,5 +1,5 @@
 // Package memstore is an in-memory store.Store for tests and --store memory. Records are kept
-// in their encoded form (the bbolt store's binary record format), so callers never alias stored
+// in their encoded form (the record format every store writes), so callers never alias stored
 // state and see exactly the normalization a durable backend applies. Nothing survives the
 // process.
 //

@@ -22,7 +22,7 @@ const shardCount = 64
 
 // Store is an in-memory store.Store. The zero value is not usable; call New.
 //
-// Records are kept in the binary record format the bbolt store writes, split over shardCount
+// Records are kept in the record format every store writes (codec), split over shardCount
 // maps by a hash of their key. Revisions come from one counter, so a target's revision grows
 // with every write of it. List walks an index of the keys, sorted lazily: a key written for the
 // first time waits in an unsorted set until the next List merges it, so a new target costs no
@@ -41,7 +41,7 @@ type Store struct {
 
 type shard struct {
 	mu      sync.Mutex
-	records map[string][]byte // encoded key -> binary record (with its revision); never changed in place
+	records map[string][]byte // encoded key -> record (with its revision); never changed in place
 	_       [48]byte          // a cache line of its own: writers on two CPUs do not share their locks' line
 }
 
