@@ -86,18 +86,22 @@ func (c codec) Marshal(v any) (mem.BufferSlice, error) {
 // request (the spec cache, the store's key) or encodes them (records); a decoded record the
 // bbolt store caches may share a few (an observation's error, a scaleTargetRef) and so keep its
 // last request's bytes alive, within its bounded cache.
-func (c codec) unmarshalRecommend(b []byte, r *pb.RecommendRequest) error {
+func (c codec) unmarshalRecommend(b []byte, r *pb.RecommendRequest) {
 	spare := pb.RecommendRequestFromVTPool()
 	r.Pods, r.Metrics = spare.Pods, spare.Metrics
-	err := r.UnmarshalVTUnsafe(b)
-	if err == nil {
-		err = checkUTF8(b, c.strings[r.ProtoReflect().Descriptor().FullName()])
+	c.checked(r, b, r.UnmarshalVTUnsafe(b))
+}
+
+// checked finishes decoding m from b, which returned err: the UTF-8 check of its strings, and
+// on any error the message emptied and marked (markUndecodable).
+func (c codec) checked(m proto.Message, b []byte, err error) {
+	if t := c.strings[m.ProtoReflect().Descriptor().FullName()]; err == nil && t != nil {
+		err = checkUTF8(b, t)
 	}
 	if err != nil {
-		proto.Reset(r)
-		markUndecodable(r, err)
+		proto.Reset(m)
+		markUndecodable(m, err)
 	}
-	return nil
 }
 
 // releaseRequest recycles a RecommendRequest's messages once its call is over (see
@@ -123,18 +127,13 @@ func (c codec) Unmarshal(data mem.BufferSlice, v any) error {
 		return c.fallback.Unmarshal(data, v)
 	}
 	if r, ok := m.(*pb.RecommendRequest); ok {
-		return c.unmarshalRecommend(data.Materialize(), r)
+		c.unmarshalRecommend(data.Materialize(), r)
+		return nil
 	}
 	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
 	defer buf.Free() // UnmarshalVT copies what it keeps
-	err := m.UnmarshalVT(buf.ReadOnlyData())
-	if t := c.strings[m.ProtoReflect().Descriptor().FullName()]; err == nil && t != nil {
-		err = checkUTF8(buf.ReadOnlyData(), t)
-	}
-	if err != nil {
-		proto.Reset(m)
-		markUndecodable(m, err)
-	}
+	b := buf.ReadOnlyData()
+	c.checked(m, b, m.UnmarshalVT(b))
 	return nil
 }
 

@@ -62,17 +62,8 @@ func MarshalUnrevised(t *store.Target) (Unrevised, error) {
 // record and keeps it decoded: the normalized target is what decoding the record gives,
 // converted from the record message instead (TestNormalizeIsTheRoundTrip holds them equal).
 func MarshalNormalized(t *store.Target) (Unrevised, *store.Target, error) {
-	r := toRecord(t)
-	u, err := marshalRecord(r)
-	if err != nil {
-		return Unrevised{}, nil, fmt.Errorf("encode target %s: %w", t.Key, err)
-	}
-	n, err := fromRecord(r)
-	if err != nil {
-		return Unrevised{}, nil, err
-	}
-	n.Revision = t.Revision
-	return u, n, nil
+	u, n, _, err := MarshalNormalizedAfter(t, nil, nil)
+	return u, n, err
 }
 
 // MarshalNormalizedAfter is MarshalNormalized for a target that replaces base (nil: none),
