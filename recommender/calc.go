@@ -1,10 +1,13 @@
 package recommender
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -77,7 +80,8 @@ type calcContext struct {
 // metricResult is one metric's proposal, its status entry and its explanation.
 type metricResult struct {
 	proposal int32
-	name     string
+	name     string // upstream's, for the conditions and the scale reason
+	display  string // the explanation's name, where upstream's reads badly (empty: name)
 	status   MetricStatus
 	explain  MetricExplanation
 	reason   string // the ScalingActive reason when err is set
@@ -640,6 +644,7 @@ func (c *calcContext) objectMetric(src *ObjectMetricSource, obs *Observation, ou
 	out.proposal, out.explain.UsageRatio = p, r
 	// Upstream labels the per-pod Object metric with the External wording (HPA-ALGORITHM §13.17).
 	out.name = "external metric " + metricLabel(src.Metric)
+	out.display = src.DescribedObject.Kind + " metric " + selectorLabel(src.Metric)
 	out.status = MetricStatus{Type: MetricObject, Object: &ObjectMetricStatus{
 		Metric:  src.Metric,
 		Current: MetricValueStatus{AverageValue: resource.NewMilliQuantity(avg, resource.DecimalSI)},
@@ -663,6 +668,7 @@ func (c *calcContext) externalMetric(src *ExternalMetricSource, obs *Observation
 		return
 	}
 	out.name = "external metric " + metricLabel(src.Metric)
+	out.display = "external metric " + selectorLabel(src.Metric)
 	if t.AverageValue != nil {
 		// R-EXTAVG: a sum that turns negative saturates and stops.
 		var usage int64
@@ -702,6 +708,30 @@ func (c *calcContext) externalMetric(src *ExternalMetricSource, obs *Observation
 		Metric:  src.Metric,
 		Current: MetricValueStatus{Value: resource.NewMilliQuantity(usage, resource.DecimalSI)},
 	}}
+}
+
+// selectorLabel renders a metric for the explanation: its name, then its selector, if any, in
+// kubectl's syntax: "qps{queue=a,tier in (x,y)}".
+func selectorLabel(m MetricIdentifier) string {
+	s := m.Selector
+	if s == nil || len(s.MatchLabels)+len(s.MatchExpressions) == 0 {
+		return m.Name
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(s.MatchLabels)) {
+		parts = append(parts, k+"="+s.MatchLabels[k])
+	}
+	for _, r := range s.MatchExpressions {
+		switch r.Operator {
+		case "Exists":
+			parts = append(parts, r.Key)
+		case "DoesNotExist":
+			parts = append(parts, "!"+r.Key)
+		default:
+			parts = append(parts, r.Key+" "+strings.ToLower(r.Operator)+" ("+strings.Join(r.Values, ",")+")")
+		}
+	}
+	return m.Name + "{" + strings.Join(parts, ",") + "}"
 }
 
 // metricLabel renders "name(selector)" as upstream's messages do.
@@ -786,7 +816,7 @@ func (c *calcContext) computeMetric(i int, spec *MetricSpec, obs *Observation) m
 		out.explain.Error = out.err.Error()
 		out.explain.Name = metricSpecName(spec)
 	} else {
-		out.explain.Name = out.name
+		out.explain.Name = cmp.Or(out.display, out.name)
 		out.explain.Proposal = out.proposal
 	}
 	return out

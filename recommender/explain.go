@@ -2,6 +2,7 @@ package recommender
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -114,10 +115,17 @@ func describeMetric(spec *Spec, d Decision, i int) string {
 	switch {
 	case cur.AverageUtilization != nil && t.AverageUtilization != nil:
 		return fmt.Sprintf("%s utilization %d%% of %d%% target", name, *cur.AverageUtilization, *t.AverageUtilization)
+	case cur.AverageValue != nil && t.AverageValue != nil && !finite(ratio):
+		// At zero replicas the per-pod average divides by zero (its status shows 0).
+		return fmt.Sprintf("%s vs %s target per pod, with no replicas to average over", name, t.AverageValue)
 	case cur.AverageValue != nil && t.AverageValue != nil:
 		return fmt.Sprintf("%s %s per pod vs %s target (ratio %.3f)", name, cur.AverageValue, t.AverageValue, ratio)
+	case cur.Value != nil && t.Value != nil && !finite(ratio):
+		return fmt.Sprintf("%s %s vs %s target", name, cur.Value, t.Value)
 	case cur.Value != nil && t.Value != nil:
 		return fmt.Sprintf("%s %s vs %s target (ratio %.3f)", name, cur.Value, t.Value, ratio)
 	}
 	return name
 }
+
+func finite(f float64) bool { return !math.IsInf(f, 0) && !math.IsNaN(f) }

@@ -43,6 +43,31 @@ func TestExplanation(t *testing.T) {
 			metrics:  []MetricExplanation{{Index: 0, Name: "cpu resource utilization (percentage of request)", Proposal: 4, ReadyPods: 2, UnreadyPods: 1}},
 		},
 		{
+			name: "E30 R-EXT an External metric without a selector is named by its name alone",
+			spec: testSpec(1, 10, externalValue("q", "1")), cur: 2, pods: pods(1000, 1000), obs: obs(series(3000)), st: seededEmpty(),
+			contains: []string{"scale up 2 -> 4", "external q 3 vs 1 target (ratio 3.000)", "proposes 6"},
+			want:     Explanation{WinningMetric: 0, Proposal: 6, Stabilized: 6, Limited: 4, Final: 4, LimitReason: reasonScaleUpLimit, LimitingPolicy: "legacy scale-up limit max(2 x 2, 4) = 4"},
+			metrics:  []MetricExplanation{{Index: 0, Name: "external metric q", Proposal: 6, ReadyPods: 2}},
+		},
+		{
+			name: "E31 R-EXTAVG a selector shows in kubectl's syntax",
+			spec: testSpec(1, 10, MetricSpec{Type: MetricExternal, External: &ExternalMetricSource{
+				Metric: MetricIdentifier{Name: "q", Selector: &LabelSelector{MatchLabels: map[string]string{"queue": "a", "env": "prod"},
+					MatchExpressions: []LabelSelectorRequirement{{Key: "tier", Operator: "In", Values: []string{"x", "y"}}, {Key: "canary", Operator: "DoesNotExist"}}}},
+				Target: MetricTarget{Type: TargetAverageValue, AverageValue: mustQty("1")}}}),
+			cur: 2, obs: obs(series(3000)), st: seededEmpty(),
+			contains: []string{"scale up 2 -> 3"},
+			want:     Explanation{WinningMetric: 0, Proposal: 3, Stabilized: 3, Limited: 3, Final: 3},
+			metrics:  []MetricExplanation{{Index: 0, Name: "external metric q{env=prod,queue=a,tier in (x,y),!canary}", Proposal: 3}},
+		},
+		{
+			name: "E32 R-EXTAVG at 0 replicas the per-pod average is not shown as an infinite ratio",
+			spec: testSpec(0, 10, externalAvg("q", "1")), cur: 0, obs: obs(series(5000)), st: scaledToZeroState(),
+			contains: []string{"scale up 0 -> 4", "external q vs 1 target per pod, with no replicas to average over", "proposes 5"},
+			want:     Explanation{WinningMetric: 0, Proposal: 5, Stabilized: 5, Limited: 4, Final: 4, LimitReason: reasonScaleUpLimit, LimitingPolicy: "legacy scale-up limit max(2 x 0, 4) = 4"},
+			metrics:  []MetricExplanation{{Index: 0, Name: "external metric q", Proposal: 5}},
+		},
+		{
 			name: "E24 R-LEG the stabilization window that held the value is named",
 			spec: testSpec(2, 10, wantMetric()), cur: 6, obs: obs(wantObs(3)), st: State{},
 			contains: []string{"no change at 6", "external queue", "proposes 3", "held at 6 by the 300s scaleDown stabilization window"},
@@ -123,7 +148,7 @@ func TestExplanation(t *testing.T) {
 			want:     Explanation{WinningMetric: 1, Proposal: 3, Stabilized: 3, Limited: 3, Final: 3},
 			metrics: []MetricExplanation{
 				{Index: 0, Name: "cpu resource", Error: "failed to get cpu utilization: unable to get metrics for resource cpu: metrics server down"},
-				{Index: 1, Name: "external metric queue(<nil>)", Proposal: 3},
+				{Index: 1, Name: "external metric queue", Proposal: 3},
 			},
 		},
 		{
@@ -216,7 +241,7 @@ func checkSentence(t *testing.T, msg string) {
 	if strings.HasSuffix(msg, ".") {
 		t.Errorf("message ends with a period: %q", msg)
 	}
-	for _, bad := range []string{"%!", "NaN"} {
+	for _, bad := range []string{"%!", "NaN", "Inf", "<nil>"} {
 		if strings.Contains(msg, bad) {
 			t.Errorf("message has formatting debris %q: %q", bad, msg)
 		}

@@ -17,6 +17,8 @@ import (
 //
 // FuzzDecide invariants, for any input built from the bytes whose spec passes ValidateSpec:
 //   - Decide does not panic and DesiredReplicas >= 0;
+//   - counts, limits and policy values reach the int32 edge (fuzzReader.replicas), where an
+//     int32 conversion or sum that wraps instead of saturating (R-INT) breaks the next rule;
 //   - the branch decides the range (R-REC, §6.1): a target at 0 that the HPA did not scale
 //     to zero (or may not resume) stays at 0; current > max gives max; 0 < current < min gives
 //     min; on the metric path a metric failure that blocks scaling keeps current; otherwise
@@ -66,6 +68,15 @@ func (r *fuzzReader) milli() int64 {
 	default:
 		return int64(r.byte())*int64(1+r.intn(50)) + int64(r.byte())
 	}
+}
+
+// replicas is a replica count or change: mostly below n, sometimes at the int32 edge (R-INT),
+// where doubling it or adding to it no longer fits.
+func (r *fuzzReader) replicas(n int) int32 {
+	if r.intn(8) == 0 {
+		return []int32{1 << 30, 1_500_000_000, math.MaxInt32 - 1, math.MaxInt32}[r.intn(4)]
+	}
+	return int32(r.intn(n))
 }
 
 func (r *fuzzReader) quantity() *resource.Quantity {
@@ -124,7 +135,11 @@ func (r *fuzzReader) rules() *ScalingRules {
 	}
 	for range r.intn(3) {
 		typ := []string{PolicyPods, PolicyPercent}[r.intn(2)]
-		out.Policies = append(out.Policies, ScalingPolicy{Type: typ, Value: int32(1 + r.intn(200)), PeriodSeconds: int32(1 + r.intn(300))})
+		v := int32(1 + r.intn(200))
+		if r.intn(8) == 0 {
+			v = math.MaxInt32 // the int32 edge (R-INT)
+		}
+		out.Policies = append(out.Policies, ScalingPolicy{Type: typ, Value: v, PeriodSeconds: int32(1 + r.intn(300))})
 	}
 	if r.intn(4) == 0 {
 		out.Tolerance = mustQty([]string{"0", "50m", "0.2", "2"}[r.intn(4)])
@@ -142,6 +157,9 @@ func (r *fuzzReader) spec() *Spec {
 		s.MinReplicas = p32(int32(r.intn(4)))
 	}
 	s.MaxReplicas = int32(1 + r.intn(30))
+	if r.intn(8) == 0 {
+		s.MaxReplicas = math.MaxInt32 - int32(r.intn(2)) // the int32 edge (R-INT)
+	}
 	if r.bool() {
 		s.Behavior = &Behavior{ScaleUp: r.rules(), ScaleDown: r.rules()}
 	}
@@ -204,10 +222,10 @@ func (r *fuzzReader) state() State {
 		st.History.Recommendations = append(st.History.Recommendations, rec(int32(r.intn(40)), ago(time.Duration(r.intn(700))*time.Second)))
 	}
 	for range r.intn(3) {
-		st.History.ScaleUpEvents = append(st.History.ScaleUpEvents, ev(int32(r.intn(10)), ago(time.Duration(r.intn(400))*time.Second)))
+		st.History.ScaleUpEvents = append(st.History.ScaleUpEvents, ev(r.replicas(10), ago(time.Duration(r.intn(400))*time.Second)))
 	}
 	for range r.intn(3) {
-		st.History.ScaleDownEvents = append(st.History.ScaleDownEvents, ev(int32(r.intn(10)), ago(time.Duration(r.intn(400))*time.Second)))
+		st.History.ScaleDownEvents = append(st.History.ScaleDownEvents, ev(r.replicas(10), ago(time.Duration(r.intn(400))*time.Second)))
 	}
 	if r.intn(3) == 0 {
 		st.Conditions = append(st.Conditions, Condition{Type: ConditionScaledToZero, Status: []string{StatusTrue, StatusFalse}[r.intn(2)],
@@ -263,7 +281,7 @@ func fuzzCase(data []byte) (Options, Input, State) {
 	for range n {
 		ms = append(ms, r.observation(len(ps)))
 	}
-	in := Input{Spec: spec, CurrentReplicas: int32(r.intn(40)), StatusReplicas: int32(r.intn(40)), Pods: ps, Metrics: ms}
+	in := Input{Spec: spec, CurrentReplicas: r.replicas(40), StatusReplicas: r.replicas(40), Pods: ps, Metrics: ms}
 	st := r.state()
 	opts := DefaultOptions()
 	if r.intn(4) == 0 {

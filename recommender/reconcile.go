@@ -299,7 +299,8 @@ func normalizeLegacy(now time.Time, opts Options, spec *Spec, st *State, current
 		st.Conditions = setCondition(st.Conditions, now, ConditionAbleToScale, StatusTrue, reasonReadyForNewScale, "recommended size matches current size")
 	}
 
-	scaleUpLimit := int32(math.Max(scaleUpLimitFactor*float64(current), scaleUpLimitMinimum))
+	// Upstream converts with a plain int32(...), which wraps past MaxInt32 (R-INT: saturated here).
+	scaleUpLimit := truncToInt32(math.Max(scaleUpLimitFactor*float64(current), scaleUpLimitMinimum))
 	maxAllowed, limReason, limMsg := spec.MaxReplicas, reasonTooManyReplicas, msgTooMany
 	if spec.MaxReplicas > scaleUpLimit {
 		maxAllowed, limReason, limMsg = scaleUpLimit, reasonScaleUpLimit, msgUpRate
@@ -411,16 +412,22 @@ func normalizeBehavior(now time.Time, opts Options, spec *Spec, st *State, curre
 	return setLimited(st, now, result, stab, reason, msg, ex)
 }
 
-// changeInPeriod sums the events strictly newer than now - period.
-func changeInPeriod(now time.Time, periodSeconds int32, events []ScaleEvent) int32 {
+// changeInPeriod sums the events strictly newer than now - period. The sum is an int64:
+// upstream's int32 sum can wrap (R-INT: never here).
+func changeInPeriod(now time.Time, periodSeconds int32, events []ScaleEvent) int64 {
 	cutoff := now.Add(-windowSeconds(periodSeconds))
-	var n int32
+	var n int64
 	for _, e := range events {
 		if e.Time.After(cutoff) {
-			n += e.Change
+			n += int64(e.Change)
 		}
 	}
 	return n
+}
+
+// clampToInt32 saturates n at the int32 range (R-INT).
+func clampToInt32(n int64) int32 {
+	return int32(max(math.MinInt32, min(n, math.MaxInt32)))
 }
 
 func policyName(p ScalingPolicy) string {
@@ -440,14 +447,15 @@ func rateLimit(now time.Time, current int32, h *History, rules *ScalingRules, up
 	}
 	takeMax := (sel != SelectMin) == up
 	proposal := func(p ScalingPolicy) int32 {
-		start := current - changeInPeriod(now, p.PeriodSeconds, h.ScaleUpEvents) + changeInPeriod(now, p.PeriodSeconds, h.ScaleDownEvents)
+		// In int64 and saturated: upstream's int32 arithmetic here wraps (R-INT).
+		start := int64(current) - changeInPeriod(now, p.PeriodSeconds, h.ScaleUpEvents) + changeInPeriod(now, p.PeriodSeconds, h.ScaleDownEvents)
 		switch {
 		case up && p.Type == PolicyPods:
-			return start + p.Value
+			return clampToInt32(start + int64(p.Value))
 		case up && p.Type == PolicyPercent:
 			return ceilToInt32(float64(start) * (1 + float64(p.Value)/100))
 		case p.Type == PolicyPods:
-			return start - p.Value
+			return clampToInt32(start - int64(p.Value))
 		case p.Type == PolicyPercent:
 			return truncToInt32(float64(start) * (1 - float64(p.Value)/100))
 		}

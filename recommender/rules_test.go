@@ -369,6 +369,21 @@ func TestObjectAndExternalMetrics(t *testing.T) {
 			current: 2, metrics: obs(series(10_000)), want: 4, proposal: p32(5),
 		},
 		{
+			// Upstream: replica_calculator_test.go TestReplicaCalcExternalPerPodMetric, "replica
+			// count overflow saturates to MaxInt32" (kubernetes#141397).
+			name: "R-EXTAVG R-INT a MaxInt64m value per pod at target 1m saturates at MaxInt32",
+			spec: testSpec(1, math.MaxInt32, externalAvg("qps", "1m")), current: 1,
+			metrics: obs(series(math.MaxInt64)), want: 4, proposal: p32(math.MaxInt32),
+			conds: []condWant{limited(reasonScaleUpLimit)},
+		},
+		{
+			// Upstream: the same test's "usage overflow with huge target leaves replicas unchanged":
+			// a target of 9223372036854775807m, the largest milli-value there is.
+			name: "R-EXTAVG R-INT a MaxInt64m value at a MaxInt64m target keeps the count",
+			spec: testSpec(1, 10, externalAvg("qps", "9223372036854775807m")), current: 1,
+			metrics: obs(series(math.MaxInt64)), want: 1, proposal: p32(1),
+		},
+		{
 			name: "R-INT a huge Pods average saturates at MaxInt32, then maxReplicas clamps",
 			spec: testSpec(1, 3, podsAvg("qps", "1m")), current: 2, pods: pods(1000, 1000),
 			metrics: obs(samples(math.MaxInt64/4, math.MaxInt64/4)), want: 3, proposal: p32(math.MaxInt32),
@@ -611,9 +626,56 @@ func TestNormalization(t *testing.T) {
 			want:  14,
 		},
 		{
+			// Upstream: horizontal_test.go TestCalculateScaleUpLimitWithScalingRules, "percent policy
+			// overflow saturates to MaxInt32" (kubernetes#141397).
+			name: "R-POL R-INT a Percent scale-up limit past MaxInt32 saturates",
+			spec:    withBehavior(testSpec(1, math.MaxInt32, wantMetric()), rules(-1, "", percentPolicy(math.MaxInt32, 60)), nil),
+			current: 100, metrics: obs(series(math.MaxInt64)), want: math.MaxInt32,
+		},
+		{
+			// Upstream wraps here (int32 sum): 2147483600 + 100 would be negative, a scale-down.
+			name: "R-POL R-INT a Pods scale-up limit past MaxInt32 saturates (upstream wraps)",
+			spec:    withBehavior(testSpec(1, math.MaxInt32, wantMetric()), rules(-1, "", podsPolicy(100, 60)), nil),
+			current: math.MaxInt32 - 47, metrics: obs(series(math.MaxInt64)), want: math.MaxInt32,
+		},
+		{
+			// 2 x MaxInt32 removed in the period: the period started far above current, so the
+			// policy allows no scale-down. Upstream's int32 sum wraps to -2 and allows 10 -> 7.
+			name: "R-POL R-INT scale events summing past MaxInt32 do not wrap the period's start",
+			spec: noWindows(nil, rules(0, "", podsPolicy(1, 60))), current: 10, metrics: obs(wantObs(1)),
+			state: &State{Seeded: true, History: History{ScaleDownEvents: []ScaleEvent{
+				ev(math.MaxInt32, ago(10*time.Second)), ev(math.MaxInt32, ago(20*time.Second))}}},
+			want: 10,
+		},
+		{
 			name: "R-POL scale-down Pods policy may go negative: the limit is then minReplicas",
 			spec: noWindows(nil, rules(0, "", podsPolicy(10, 60))), current: 3, metrics: obs(wantObs(0)), want: 1,
 			conds: []condWant{limited(reasonTooFewReplicas)},
+		},
+	})
+}
+
+// TestLegacyScaleUpLimitSaturates is R-LEG-2 at the int32 edge: upstream's plain int32(...) of
+// max(2 x 1500000000, 4) wraps to MinInt32 and the "limit" becomes a scale to zero; the engine
+// saturates (R-INT), so the legacy path decides as upstream's behavior path would.
+func TestLegacyScaleUpLimitSaturates(t *testing.T) {
+	runDecideCases(t, []decideCase{
+		{
+			name: "R-LEG-2 R-INT the legacy scale-up limit past MaxInt32 saturates",
+			spec: testSpec(1, math.MaxInt32, wantMetric()), current: 1_500_000_000,
+			metrics: obs(series(math.MaxInt64)), want: math.MaxInt32, proposal: p32(math.MaxInt32),
+			conds: []condWant{limited(reasonDesiredWithinRange)},
+			check: func(t *testing.T, d Decision, _ State) {
+				if d.Explanation.LimitingPolicy != "" {
+					t.Errorf("LimitingPolicy = %q, want none", d.Explanation.LimitingPolicy)
+				}
+			},
+		},
+		{
+			name: "R-LEG-2 R-INT a maxReplicas below the saturated limit caps with TooManyReplicas",
+			spec: testSpec(1, math.MaxInt32-1, wantMetric()), current: 1_500_000_000,
+			metrics: obs(series(math.MaxInt64)), want: math.MaxInt32 - 1,
+			conds: []condWant{limited(reasonTooManyReplicas)},
 		},
 	})
 }

@@ -30,8 +30,20 @@ type FieldViolation struct {
 	Description string
 }
 
-// maxMilliUnits is the largest whole value whose milli-value fits an int64.
-const maxMilliUnits = math.MaxInt64 / 1000
+// The bounds of a quantity whose milli-value (rounded up, as Quantity.MilliValue rounds) fits
+// an int64: at most MaxInt64 milli-units, and more than MinInt64 - 1 of them. Read only through
+// milliFits, which compares copies.
+var (
+	maxMilli      = *resource.NewMilliQuantity(math.MaxInt64, resource.DecimalSI)
+	belowMinMilli = resource.MustParse("-9223372036854775809m")
+)
+
+// milliFits reports whether q's milli-value fits an int64, exactly. Its arguments are copies:
+// Quantity.Cmp may convert both operands to their inf.Dec form in place, which would change
+// how q rounds afterwards and race on the shared bounds.
+func milliFits(q, hi, lo resource.Quantity) bool {
+	return q.Cmp(hi) <= 0 && q.Cmp(lo) > 0
+}
 
 // pathElem is one step of a protojson path: a field name, optionally followed by a list index
 // or a map key.
@@ -174,7 +186,7 @@ func (c *converter) milli(name, s string) int64 {
 	if !ok {
 		return 0
 	}
-	if q.CmpInt64(maxMilliUnits) > 0 || q.CmpInt64(-maxMilliUnits) < 0 {
+	if !milliFits(q, maxMilli, belowMinMilli) {
 		c.fail(name, "quantity out of range: its milli-value must fit a signed 64-bit integer")
 		return 0
 	}

@@ -538,10 +538,17 @@ func TestSimulationFromProtoViolations(t *testing.T) {
 		},
 		{
 			name: "metric value out of range",
-			json: `{"steps": [{"metrics": [{"value": "10E"}, {"values": ["-10E"]}, {"value": "9223372036854775"}]}]}`,
+			// The largest and smallest milli-values pass (9223372036854775807m is upstream's own
+			// overflow-test value); one milli-unit beyond either is refused.
+			json: `{"steps": [{"metrics": [{"value": "10E"}, {"values": ["-10E"]}, {"value": "9223372036854775"},
+				{"value": "9223372036854775807m"}, {"value": "9223372036854775808m"}, {"value": "9223372036854775.8071"},
+				{"values": ["-9223372036854775808m", "-9223372036854775809m", "-9223372036854775.8085"]}]}]}`,
 			want: []FieldViolation{
 				{"steps[0].metrics[0].value", "quantity out of range: its milli-value must fit a signed 64-bit integer"},
 				{"steps[0].metrics[1].values[0]", "quantity out of range: its milli-value must fit a signed 64-bit integer"},
+				{"steps[0].metrics[4].value", "quantity out of range: its milli-value must fit a signed 64-bit integer"},
+				{"steps[0].metrics[5].value", "quantity out of range: its milli-value must fit a signed 64-bit integer"},
+				{"steps[0].metrics[6].values[1]", "quantity out of range: its milli-value must fit a signed 64-bit integer"},
 			},
 		},
 		{
