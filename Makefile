@@ -26,17 +26,18 @@ help: ## Describe useful make targets
 all: generate lint test ## Generate, lint and test
 
 .PHONY: generate
-generate: ## Regenerate proto/gen (the API) and store/internal/recordpb (the record format), and format the .proto files
+generate: ## Regenerate proto/gen (the API), store/internal/recordpb (the record format) and server/apidescriptors.binpb (reflection), and format the .proto files
 	$(BUF) generate
 	$(BUF) generate --template buf.gen.store.yaml
 	$(BUF) format -w
+	$(BUF) build --path proto/recommender --exclude-imports -o server/apidescriptors.binpb
 
 .PHONY: checkgenerate
 checkgenerate: generate ## Fail if generated code or proto formatting is stale
-	@if [[ -n "$$(git status --porcelain -- proto store/proto store/internal/recordpb)" ]]; then \
+	@if [[ -n "$$(git status --porcelain -- proto store/proto store/internal/recordpb server/apidescriptors.binpb)" ]]; then \
 		echo "generated code or .proto formatting is out of date; run make generate and commit:" >&2; \
-		git status --porcelain -- proto store/proto store/internal/recordpb >&2; \
-		git --no-pager diff -- proto store/proto store/internal/recordpb >&2; \
+		git status --porcelain -- proto store/proto store/internal/recordpb server/apidescriptors.binpb >&2; \
+		git --no-pager diff -- proto store/proto store/internal/recordpb server/apidescriptors.binpb >&2; \
 		exit 1; \
 	fi
 

@@ -30,7 +30,6 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/peer"
-	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
@@ -133,7 +132,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	s.grpc = grpc.NewServer(opts...)
 	pb.RegisterRecommenderServiceServer(s.grpc, s)
 	healthpb.RegisterHealthServer(s.grpc, s.health)
-	reflection.Register(s.grpc)
+	if err := registerReflection(s.grpc); err != nil {
+		return nil, err
+	}
 	s.setServing(false)
 	return s, nil
 }
