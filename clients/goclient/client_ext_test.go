@@ -2,12 +2,15 @@ package goclient_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -364,6 +367,31 @@ func TestIsLoopbackTarget(t *testing.T) {
 	for _, tt := range tests {
 		if got := goclient.IsLoopbackTarget(tt.target); got != tt.want {
 			t.Errorf("IsLoopbackTarget(%q) = %v, want %v", tt.target, got, tt.want)
+		}
+	}
+}
+
+// TestFieldViolations: the violations of a BadRequest detail, in order; none from an error
+// without one, a non-status error, or nil.
+func TestFieldViolations(t *testing.T) {
+	st, err := status.New(codes.InvalidArgument, "bad").WithDetails(&errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{
+		{Field: "spec.maxReplicas", Description: "must be greater than 0"},
+		{Field: "pods[1].name", Description: "duplicate"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []goclient.FieldViolation{{Field: "spec.maxReplicas", Description: "must be greater than 0"}, {Field: "pods[1].name", Description: "duplicate"}}
+	if diff := cmp.Diff(want, goclient.FieldViolations(st.Err())); diff != "" {
+		t.Errorf("violations (-want +got):\n%s", diff)
+	}
+	wrapped := fmt.Errorf("recommend: %w", st.Err())
+	if diff := cmp.Diff(want, goclient.FieldViolations(wrapped)); diff != "" {
+		t.Errorf("violations of a wrapped error (-want +got):\n%s", diff)
+	}
+	for _, e := range []error{nil, errors.New("plain"), status.Error(codes.NotFound, "no such target")} {
+		if got := goclient.FieldViolations(e); got != nil {
+			t.Errorf("FieldViolations(%v) = %v, want nil", e, got)
 		}
 	}
 }

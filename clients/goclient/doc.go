@@ -23,5 +23,8 @@
 // dryRun. A Recommend that writes history is never retried (a repeat would record a second
 // recommendation), nor is DeleteTarget (a repeat after a lost reply would answer NotFound).
 //
+// Errors are gRPC statuses (status.Code(err)); FieldViolations lists the fields an
+// InvalidArgument names, with what is wrong with each.
+//
 // The package imports the generated API and gRPC only; it never imports the server.
 package goclient

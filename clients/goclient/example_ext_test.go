@@ -1,61 +1,45 @@
 package goclient_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"io"
 	"log"
-	"log/slog"
-	"net"
+	"os"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/hpa-recommender/hpa-recommender/clients/goclient"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
-	"github.com/hpa-recommender/hpa-recommender/server"
-	"github.com/hpa-recommender/hpa-recommender/store/memstore"
 )
 
-// startServer runs a real hpa-recommender with the in-memory store on a loopback port and
-// returns its address and a function that stops it.
-func startServer() (string, func()) {
-	cfg := server.DefaultConfig()
-	cfg.Store = server.StoreMemory
-	cfg.MetricsListen = ""
-	srv, err := server.New(cfg, server.Deps{
-		Store:  memstore.New(),
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err != nil {
-		log.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		log.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = srv.Serve(ctx, lis); close(done) }()
-	return lis.Addr().String(), func() { cancel(); <-done }
-}
+// The examples use only the package's API and the generated messages: each compiles and runs
+// as a program of its own against a running service, at $HPACTL_ADDR or `make run`'s address.
+// (Their test binary starts one: main_ext_test.go.) Each example uses targets of its own.
 
-// webRequest is a Deployment "web" at 2 replicas whose pods use 90% of their CPU request
-// against a 60% target.
-func webRequest() *pb.RecommendRequest {
+// serviceAddr is where the examples find the service.
+func serviceAddr() string { return cmp.Or(os.Getenv("HPACTL_ADDR"), "127.0.0.1:50051") }
+
+// webRequest is a Deployment of the given name (cluster prod, namespace shop) at 2 replicas
+// whose pods use 90% of their CPU request against a 60% target.
+func webRequest(name string) *pb.RecommendRequest {
 	started := time.Now().Add(-time.Hour)
 	pod := func(name string) *pb.PodState {
 		return &pb.PodState{
 			Name: name, Phase: "Running", Ready: proto.Bool(true),
-			StartTime:           timestamppbNew(started),
-			ReadyTransitionTime: timestamppbNew(started.Add(30 * time.Second)),
+			StartTime:           timestamppb.New(started),
+			ReadyTransitionTime: timestamppb.New(started.Add(30 * time.Second)),
 			Containers:          []*pb.ContainerState{{Name: "app", Requests: map[string]string{"cpu": "500m"}}},
 		}
 	}
 	return &pb.RecommendRequest{
-		Target: &pb.TargetRef{Cluster: "prod", Namespace: "shop", Name: "web"},
+		Target: &pb.TargetRef{Cluster: "prod", Namespace: "shop", Name: name},
 		Spec: &pb.HorizontalPodAutoscalerSpec{
-			ScaleTargetRef: &pb.CrossVersionObjectReference{ApiVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+			ScaleTargetRef: &pb.CrossVersionObjectReference{ApiVersion: "apps/v1", Kind: "Deployment", Name: name},
 			MinReplicas:    proto.Int32(2),
 			MaxReplicas:    10,
 			Metrics: []*pb.MetricSpec{{
@@ -68,23 +52,20 @@ func webRequest() *pb.RecommendRequest {
 		CurrentReplicas: 2,
 		Pods:            []*pb.PodState{pod("web-a"), pod("web-b")},
 		Metrics: []*pb.MetricObservation{{PodValues: []*pb.PodMetricValue{
-			{Pod: "web-a", Value: "450m", Timestamp: timestamppbNew(time.Now())},
-			{Pod: "web-b", Value: "450m", Timestamp: timestamppbNew(time.Now())},
+			{Pod: "web-a", Value: "450m", Timestamp: timestamppb.New(time.Now())},
+			{Pod: "web-b", Value: "450m", Timestamp: timestamppb.New(time.Now())},
 		}}},
 	}
 }
 
 func ExampleClient_Recommend() {
-	addr, stop := startServer()
-	defer stop()
-
-	c, err := goclient.New(addr, goclient.WithTimeout(5*time.Second), goclient.WithRetries(2))
+	c, err := goclient.New(serviceAddr(), goclient.WithTimeout(5*time.Second), goclient.WithRetries(2))
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer c.Close()
 
-	resp, err := c.Recommend(context.Background(), webRequest())
+	resp, err := c.Recommend(context.Background(), webRequest("web"))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -98,16 +79,14 @@ func ExampleClient_Recommend() {
 }
 
 func ExampleClient_ReportScale() {
-	addr, stop := startServer()
-	defer stop()
-	c, err := goclient.New(addr)
+	c, err := goclient.New(serviceAddr())
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer c.Close()
 	ctx := context.Background()
 
-	req := webRequest()
+	req := webRequest("checkout")
 	rec, err := c.Recommend(ctx, req)
 	if err != nil {
 		log.Fatal(err)
@@ -127,19 +106,17 @@ func ExampleClient_ReportScale() {
 }
 
 func ExampleClient_GetTarget() {
-	addr, stop := startServer()
-	defer stop()
-	c, err := goclient.New(addr)
+	c, err := goclient.New(serviceAddr())
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer c.Close()
 	ctx := context.Background()
 
-	if _, err := c.Recommend(ctx, webRequest()); err != nil {
+	if _, err := c.Recommend(ctx, webRequest("cart")); err != nil {
 		log.Fatal(err)
 	}
-	t, err := c.GetTarget(ctx, &pb.GetTargetRequest{Target: &pb.TargetRef{Cluster: "prod", Namespace: "shop", Name: "web"}})
+	t, err := c.GetTarget(ctx, &pb.GetTargetRequest{Target: &pb.TargetRef{Cluster: "prod", Namespace: "shop", Name: "cart"}})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -151,9 +128,7 @@ func ExampleClient_GetTarget() {
 }
 
 func ExampleClient_ListAllTargets() {
-	addr, stop := startServer()
-	defer stop()
-	c, err := goclient.New(addr)
+	c, err := goclient.New(serviceAddr())
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -161,14 +136,14 @@ func ExampleClient_ListAllTargets() {
 	ctx := context.Background()
 
 	for _, name := range []string{"web", "api", "worker"} {
-		req := webRequest()
-		req.Target.Name = name
+		req := webRequest(name)
+		req.Target.Namespace = "catalog"
 		if _, err := c.Recommend(ctx, req); err != nil {
 			log.Fatal(err)
 		}
 	}
 	// Two targets per page: ListAllTargets follows nextPageToken.
-	all, err := c.ListAllTargets(ctx, &pb.ListTargetsRequest{Cluster: "prod", PageSize: 2}, 0)
+	all, err := c.ListAllTargets(ctx, &pb.ListTargetsRequest{Cluster: "prod", Namespace: "catalog", PageSize: 2}, 0)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -176,26 +151,24 @@ func ExampleClient_ListAllTargets() {
 		fmt.Println(t.GetTarget().GetNamespace() + "/" + t.GetTarget().GetName())
 	}
 	// Output:
-	// shop/api
-	// shop/web
-	// shop/worker
+	// catalog/api
+	// catalog/web
+	// catalog/worker
 }
 
 func ExampleClient_Simulate() {
-	addr, stop := startServer()
-	defer stop()
-	c, err := goclient.New(addr)
+	c, err := goclient.New(serviceAddr())
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer c.Close()
 
-	base := webRequest()
+	base := webRequest("web")
 	t0 := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	req := &pb.SimulateRequest{Spec: base.GetSpec(), InitialReplicas: 2}
 	for i := range 3 {
 		req.Steps = append(req.Steps, &pb.SimulateStep{
-			Time:            timestamppbNew(t0.Add(time.Duration(i) * 15 * time.Second)),
+			Time:            timestamppb.New(t0.Add(time.Duration(i) * 15 * time.Second)),
 			CurrentReplicas: proto.Int32(2),
 			Pods:            base.GetPods(),
 			Metrics:         base.GetMetrics(),
@@ -212,4 +185,26 @@ func ExampleClient_Simulate() {
 	// 12:00:00 3
 	// 12:00:15 3
 	// 12:00:30 3
+}
+
+func ExampleFieldViolations() {
+	c, err := goclient.New(serviceAddr())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+
+	req := webRequest("search")
+	req.Spec.MaxReplicas = 0
+	req.Spec.Metrics[0].Resource.Target.AverageUtilization = proto.Int32(-5)
+	_, err = c.Recommend(context.Background(), req)
+	fmt.Println(status.Code(err) == codes.InvalidArgument)
+	for _, v := range goclient.FieldViolations(err) {
+		fmt.Printf("%s: %s\n", v.Field, v.Description)
+	}
+	// Output:
+	// true
+	// spec.maxReplicas: Invalid value: 0: must be greater than 0
+	// spec.maxReplicas: Invalid value: 0: must be greater than or equal to `minReplicas`
+	// spec.metrics[0].resource.target.averageUtilization: Invalid value: -5: must be greater than 0
 }
