@@ -37,7 +37,7 @@ const usage = `hpactl talks to the hpa-recommender service.
 Usage:
   hpactl recommend -f hpa.yaml --observations obs.json [--cluster c] [--namespace ns] [--name n]
                    [--dry-run] [--local] [--output text|json]
-  hpactl simulate  -f hpa.yaml --trace load.csv [--startup 30s] [--initial-replicas N]
+  hpactl simulate  -f hpa.yaml --trace load.csv [--sync-period 15s] [--startup 30s] [--initial-replicas N]
                    [--request cpu=500m] [--plot out.png|out.svg] [--local] [--output text|json]
   hpactl get       (-f hpa.yaml | --namespace ns --name n) [--cluster c] [--output text|json]
   hpactl describe  (-f hpa.yaml | --namespace ns --name n) [--cluster c] [--output text|json]
