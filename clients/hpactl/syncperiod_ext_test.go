@@ -1,6 +1,10 @@
 package hpactl_test
 
 import (
+	"html"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -95,4 +99,87 @@ func TestSimulateSyncPeriodErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSimulatePlotMarksHeldSteps: the chart's x axis is labelled in durations, the replica
+// lines are drawn each with its own dash pattern, and every step a stabilization window or a
+// policy held is named on the chart with what the decision's explanation says held it.
+func TestSimulatePlotMarksHeldSteps(t *testing.T) {
+	svgPath := filepath.Join(t.TempDir(), "out.svg")
+	args := []string{"simulate", "-f", hpaYAML, "--trace", loadCSV, "--request", "cpu=1", "--local"}
+	resp := simulateJSON(t, run(t, "", append(args, "-o", "json")...))
+	mustOK(t, run(t, "", append(args, "--plot", svgPath)...))
+	b, err := os.ReadFile(svgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg := string(b)
+	texts := map[string]bool{}
+	for _, m := range regexp.MustCompile(`>([^<>]*)</text>`).FindAllStringSubmatch(svg, -1) {
+		texts[html.UnescapeString(m[1])] = true
+	}
+
+	// load.csv spans 20 minutes: labels every 2 minutes.
+	for _, want := range []string{"0s", "2m", "10m", "20m", "time since the first decision"} {
+		if !texts[want] {
+			t.Errorf("the chart has no text %q", want)
+		}
+	}
+	if texts["minutes"] {
+		t.Error("the x axis is still labelled in bare minutes")
+	}
+
+	// What held the decisions, from their explanations: the chart must name each.
+	var windows, policies int
+	for _, s := range resp.GetSteps() {
+		ex := s.GetExplanation()
+		if ex.GetFinal() == ex.GetProposal() {
+			continue
+		}
+		if ex.GetStabilized() != ex.GetProposal() {
+			windows++
+			want := "stabilization window " + shortDuration(ex.GetStabilizationWindow().AsDuration())
+			if !containsText(texts, want) {
+				t.Errorf("step at %s held by %q: the chart does not name it", s.GetTime().AsTime().Format(time.TimeOnly), want)
+			}
+		}
+		if ex.GetFinal() != ex.GetStabilized() {
+			policies++
+			if p := ex.GetLimitingPolicy(); !containsText(texts, p) {
+				t.Errorf("step at %s limited by %q: the chart does not name it", s.GetTime().AsTime().Format(time.TimeOnly), p)
+			}
+		}
+	}
+	if windows == 0 || policies == 0 {
+		t.Fatalf("the trace should have steps held by a window (%d) and by a policy (%d)", windows, policies)
+	}
+
+	// current, ready, desired and the proposal each have their own dash pattern.
+	dashes := map[string]bool{}
+	for _, m := range regexp.MustCompile(`stroke-dasharray:([0-9.,]+)`).FindAllStringSubmatch(svg, -1) {
+		dashes[m[1]] = true
+	}
+	if len(dashes) < 4 {
+		t.Errorf("the chart has %d dash patterns %v, want the replica lines told apart", len(dashes), dashes)
+	}
+}
+
+// containsText reports whether any text of the chart contains s.
+func containsText(texts map[string]bool, s string) bool {
+	for t := range texts {
+		if strings.Contains(t, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// shortDuration is d.String() without zero minutes or seconds: "2m", "1h", "1m30s".
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	zero := regexp.MustCompile(`([hm])0[ms]`)
+	for range 2 {
+		s = zero.ReplaceAllString(s, "$1")
+	}
+	return s
 }
