@@ -3,7 +3,7 @@
 // --local, package recommender in process) and prints the answers. cmd/hpactl only wires
 // Run to the process.
 //
-// Subcommands: recommend, simulate, get, list, delete; `hpactl help` prints the usage.
+// Subcommands: recommend, simulate, get, describe, list, delete; `hpactl help` prints the usage.
 //
 // It imports the generated API, package recommender (through clients/internal/local) and
 // clients/goclient; never package server.

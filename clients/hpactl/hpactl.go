@@ -37,9 +37,10 @@ const usage = `hpactl talks to the hpa-recommender service.
 Usage:
   hpactl recommend -f hpa.yaml --observations obs.json [--cluster c] [--namespace ns] [--name n]
                    [--dry-run] [--local] [--output text|json]
-  hpactl simulate  -f hpa.yaml --trace load.csv [--startup 30s] [--initial-replicas N]
+  hpactl simulate  -f hpa.yaml --trace load.csv [--sync-period 15s] [--startup 30s] [--initial-replicas N]
                    [--request cpu=500m] [--plot out.png|out.svg] [--local] [--output text|json]
   hpactl get       (-f hpa.yaml | --namespace ns --name n) [--cluster c] [--output text|json]
+  hpactl describe  (-f hpa.yaml | --namespace ns --name n) [--cluster c] [--output text|json]
   hpactl list      [--cluster c] [--namespace ns] [--limit N] [--output text|json]
   hpactl delete    (-f hpa.yaml | --namespace ns --name n) [--cluster c]
 
@@ -63,6 +64,8 @@ type App struct {
 	Getenv func(string) string
 	// Local is the in-process engine of --local.
 	Local *local.Engine
+	// Now is the clock ages are measured with (nil: time.Now).
+	Now func() time.Time
 }
 
 // Run runs hpactl with args (without the program name) and returns the exit code.
@@ -85,6 +88,8 @@ func (a *App) Run(ctx context.Context, args []string) int {
 		err = a.simulate(ctx, rest)
 	case "get":
 		err = a.get(ctx, rest)
+	case "describe":
+		err = a.describe(ctx, rest)
 	case "list":
 		err = a.list(ctx, rest)
 	case "delete":

@@ -25,6 +25,9 @@ import (
 // the same.
 var fixedNow = time.Date(2026, 6, 1, 12, 0, 30, 0, time.UTC)
 
+// cliAge is how long after fixedNow hpactl's own clock reads, for the ages it prints.
+const cliAge = 90 * time.Second
+
 // startServer runs a real hpa-recommender (in-memory store, fixed clock) on a loopback port.
 func startServer(t *testing.T) string {
 	t.Helper()
@@ -45,6 +48,7 @@ func run(t *testing.T, addr string, args ...string) result {
 	eng.Now = func() time.Time { return fixedNow }
 	app := &hpactl.App{
 		Stdout: &stdout, Stderr: &stderr, Local: eng,
+		Now: func() time.Time { return fixedNow.Add(cliAge) },
 		Getenv: func(k string) string {
 			if k == hpactl.EnvAddr {
 				return addr

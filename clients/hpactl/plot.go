@@ -1,12 +1,15 @@
 package hpactl
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -32,6 +35,7 @@ var (
 	colorDesired  = color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}
 	colorReady    = color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff}
 	colorTarget   = color.RGBA{R: 0x7f, G: 0x7f, B: 0x7f, A: 0xff}
+	colorHeld     = color.RGBA{R: 0x8c, G: 0x1a, B: 0x4b, A: 0xff}
 )
 
 // plotFormat is the chart format of path's extension: "png" or "svg".
@@ -67,18 +71,23 @@ func writePlot(path string, m *manifest, steps []simStep) error {
 }
 
 // renderPlot draws three aligned panels over time: demand and capacity at target; current,
-// desired and ready replicas; per-pod utilization (or per-pod value) against the target.
+// desired and ready replicas, the metrics' proposal, and a marker with what held each decision
+// below its proposal (a stabilization window, a scaling policy or limit); per-pod utilization
+// (or per-pod value) against the target. The x axis is the time since the first decision.
 func renderPlot(w io.Writer, format string, m *manifest, steps []simStep) error {
 	first := firstMetric(m.spec)
 	units := metricUnits(first)
 	start := steps[0].row.time
-	minutes := func(s simStep) float64 { return s.row.time.Sub(start).Minutes() }
+	seconds := func(s simStep) float64 { return s.row.time.Sub(start).Seconds() }
 	n := len(steps)
 	demand, capacity := make(plotter.XYs, n), make(plotter.XYs, 0, n)
-	current, desired, ready := make(plotter.XYs, n), make(plotter.XYs, n), make(plotter.XYs, n)
+	current, desired, ready, proposal := make(plotter.XYs, n), make(plotter.XYs, n), make(plotter.XYs, n), make(plotter.XYs, n)
 	perPod := make(plotter.XYs, n)
+	var scaled, held plotter.XYs
+	var heldLabels plotter.XYLabels
+	lastHeld := ""
 	for i, s := range steps {
-		x := minutes(s)
+		x := seconds(s)
 		demand[i] = plotter.XY{X: x, Y: float64(s.row.demand) / 1000}
 		if s.capacityMilli != nil {
 			capacity = append(capacity, plotter.XY{X: x, Y: *s.capacityMilli / 1000})
@@ -86,6 +95,20 @@ func renderPlot(w io.Writer, format string, m *manifest, steps []simStep) error 
 		current[i] = plotter.XY{X: x, Y: float64(s.current)}
 		desired[i] = plotter.XY{X: x, Y: float64(s.desired)}
 		ready[i] = plotter.XY{X: x, Y: float64(s.ready)}
+		ex := s.result.GetExplanation()
+		proposal[i] = plotter.XY{X: x, Y: float64(ex.GetProposal())}
+		if s.desired != s.current {
+			scaled = append(scaled, desired[i])
+		}
+		by := heldBy(ex)
+		if by != "" {
+			held = append(held, desired[i])
+			if by != lastHeld { // a run held by the same thing is named once, at its start
+				heldLabels.XYs = append(heldLabels.XYs, desired[i])
+				heldLabels.Labels = append(heldLabels.Labels, "held: "+by)
+			}
+		}
+		lastHeld = by
 		y := float64(s.perPodMilli) / 1000
 		if s.utilization != nil {
 			y = *s.utilization
@@ -108,22 +131,43 @@ func renderPlot(w io.Writer, format string, m *manifest, steps []simStep) error 
 	}
 
 	reps := plot.New()
-	reps.Title.Text = "replicas"
+	reps.Title.Text = "replicas (a decision every sync period)"
 	reps.Y.Label.Text = "pods"
 	reps.Y.Min = 0
-	for _, l := range []struct {
-		name   string
-		xys    plotter.XYs
-		c      color.Color
-		dashed bool
-	}{{"current", current, colorCurrent, false}, {"desired", desired, colorDesired, true}, {"ready", ready, colorReady, false}} {
-		if err := addLine(reps, l.name, l.xys, l.c, l.dashed, true); err != nil {
+	// Equal lines must stay visible: the widest is drawn first, each later one is thinner
+	// with its own dash pattern, and the desired count carries markers where it scales.
+	for _, l := range []lineStyle{
+		{name: "current", xys: current, color: colorCurrent, width: 5, step: true},
+		{name: "ready", xys: ready, color: colorReady, width: 2.5, dashes: []vg.Length{vg.Points(2), vg.Points(3)}, step: true},
+		{name: "desired", xys: desired, color: colorDesired, width: 1.5, dashes: []vg.Length{vg.Points(7), vg.Points(3)}, step: true},
+		{name: "metrics' proposal", xys: proposal, color: colorTarget, width: 1, dashes: []vg.Length{vg.Points(1), vg.Points(2)}, step: true},
+	} {
+		if err := l.add(reps); err != nil {
 			return err
 		}
 	}
+	if err := addMarkers(reps, "scale", scaled, draw.CircleGlyph{}, colorDesired); err != nil {
+		return err
+	}
+	if len(held) > 0 {
+		if err := addMarkers(reps, "held below the proposal", held, draw.TriangleGlyph{}, colorHeld); err != nil {
+			return err
+		}
+		labels, err := plotter.NewLabels(heldLabels)
+		if err != nil {
+			return fmt.Errorf("held labels: %w", err)
+		}
+		for i := range labels.TextStyle {
+			labels.TextStyle[i].Color = colorHeld
+			labels.TextStyle[i].Font.Size = vg.Points(8)
+			labels.TextStyle[i].Rotation = math.Pi / 6
+		}
+		labels.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(6)}
+		reps.Add(labels)
+	}
 
 	util := plot.New()
-	util.X.Label.Text = "minutes"
+	util.X.Label.Text = "time since the first decision"
 	util.Y.Min = 0
 	target := metricTarget(first)
 	perPodName := "per-pod value"
@@ -158,6 +202,8 @@ func renderPlot(w io.Writer, format string, m *manifest, steps []simStep) error 
 	}
 	for _, p := range []*plot.Plot{load, reps, util} {
 		p.Add(plotter.NewGrid())
+		p.X.Tick.Marker = timeTicker{}
+		p.X.Min, p.X.Max = 0, math.Max(seconds(steps[n-1]), 1)
 		p.Legend.Top = true
 		p.Legend.Left = true
 	}
@@ -192,21 +238,136 @@ func fillWhite(c *vgimg.Canvas) {
 }
 
 func addLine(p *plot.Plot, name string, xys plotter.XYs, c color.Color, dashed, step bool) error {
-	l, err := plotter.NewLine(xys)
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	l.Color = c
-	l.Width = vg.Points(1.5)
+	l := lineStyle{name: name, xys: xys, color: c, width: 1.5, step: step}
 	if dashed {
-		l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+		l.dashes = []vg.Length{vg.Points(6), vg.Points(3)}
 	}
-	if step {
+	return l.add(p)
+}
+
+// lineStyle is one line of a panel and how it is drawn.
+type lineStyle struct {
+	name   string
+	xys    plotter.XYs
+	color  color.Color
+	width  float64 // points
+	dashes []vg.Length
+	step   bool // hold each value until the next point, as replica counts are held
+}
+
+func (ls lineStyle) add(p *plot.Plot) error {
+	l, err := plotter.NewLine(ls.xys)
+	if err != nil {
+		return fmt.Errorf("%s: %w", ls.name, err)
+	}
+	l.Color = ls.color
+	l.Width = vg.Points(ls.width)
+	l.Dashes = ls.dashes
+	if ls.step {
 		l.StepStyle = plotter.PostStep
 	}
 	p.Add(l)
-	p.Legend.Add(name, l)
+	p.Legend.Add(ls.name, l)
 	return nil
+}
+
+// addMarkers draws a glyph at each point (none: nothing).
+func addMarkers(p *plot.Plot, name string, xys plotter.XYs, shape draw.GlyphDrawer, c color.Color) error {
+	if len(xys) == 0 {
+		return nil
+	}
+	sc, err := plotter.NewScatter(xys)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	sc.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(3.5), Shape: shape}
+	p.Add(sc)
+	p.Legend.Add(name, sc)
+	return nil
+}
+
+// heldBy says what kept a decision from its metrics' proposal, from its explanation: the
+// stabilization window that decided it, and the policy or limit that bound it; empty when
+// the decision is the proposal.
+func heldBy(ex *pb.Explanation) string {
+	if ex.GetFinal() == ex.GetProposal() {
+		return ""
+	}
+	var parts []string
+	if ex.GetStabilized() != ex.GetProposal() {
+		s := "stabilization window"
+		if w := ex.GetStabilizationWindow(); w != nil {
+			s += " " + offsetString(w.AsDuration())
+		}
+		parts = append(parts, s)
+	}
+	if ex.GetFinal() != ex.GetStabilized() {
+		parts = append(parts, cmp.Or(ex.GetLimitingPolicy(), ex.GetLimitReason(), "limited"))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// timeTicker labels an axis of seconds since the start as durations ("30s", "1m30s",
+// "1h"), at a step that leaves at most 10 labels: 1, 2, 5, 10, 15 or 30 seconds or minutes,
+// or 1, 2, 3, 6, 12 or 24 hours (then whole days), with an unlabelled tick halfway.
+type timeTicker struct{}
+
+// tickSteps are the candidate label steps, smallest first.
+var tickSteps = []time.Duration{
+	time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second, 30 * time.Second,
+	time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute,
+	time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour,
+}
+
+// Ticks implements plot.Ticker.
+func (timeTicker) Ticks(lo, hi float64) []plot.Tick {
+	span := time.Duration((hi - lo) * float64(time.Second))
+	step := tickSteps[len(tickSteps)-1]
+	for _, s := range tickSteps {
+		if span/s <= 10 {
+			step = s
+			break
+		}
+	}
+	for span/step > 10 { // longer than 10 days: whole days
+		step += 24 * time.Hour
+	}
+	minor := step / 2
+	var ticks []plot.Tick
+	first := time.Duration(math.Ceil(lo/minor.Seconds())) * minor
+	for t := first; t.Seconds() <= hi+1e-9; t += minor {
+		tick := plot.Tick{Value: t.Seconds()}
+		if t%step == 0 {
+			tick.Label = offsetString(t)
+		}
+		ticks = append(ticks, tick)
+	}
+	return ticks
+}
+
+// offsetString prints a duration without zero parts: "0s", "45s", "2m", "1m30s", "1h5m".
+func offsetString(d time.Duration) string {
+	if d == 0 {
+		return "0s"
+	}
+	var b strings.Builder
+	if d < 0 {
+		b.WriteByte('-')
+		d = -d
+	}
+	for _, u := range []struct {
+		unit time.Duration
+		name string
+	}{{24 * time.Hour, "d"}, {time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}} {
+		if n := d / u.unit; n > 0 {
+			fmt.Fprintf(&b, "%d%s", n, u.name)
+			d -= n * u.unit
+		}
+	}
+	if d >= time.Millisecond {
+		fmt.Fprintf(&b, "%dms", d/time.Millisecond)
+	}
+	return b.String()
 }
 
 // metricUnits names the units of a metric's values for axis labels.

@@ -37,8 +37,10 @@ import (
 // Every other metric gets the observation error "not in trace", so it is invalid at every
 // step and only the first metric drives the decision.
 //
-// Each row is one Simulate call carrying the previous call's history, since the pods of a row
-// depend on the previous decision. The remote (server) and --local paths make the same calls.
+// The controller decides every --sync-period (default 15s, upstream's default), from the first
+// row's time to the last row's, on the demand of the latest row at or before that instant (see
+// syncTicks); "row" below means such a decision instant. Each is one Simulate call carrying the
+// previous call's history, since the pods of a row depend on the previous decision. The remote (server) and --local paths make the same calls.
 
 // notInTrace is the observation error of every metric but the first.
 const notInTrace = "not in trace"
@@ -294,7 +296,8 @@ func (r requestFlag) Set(s string) error {
 func (a *App) simulate(ctx context.Context, args []string) error {
 	fs := a.newFlagSet("simulate")
 	file := fs.String("f", "", "HorizontalPodAutoscaler manifest (autoscaling/v2, YAML or JSON)")
-	tracePath := fs.String("trace", "", "load trace: CSV with header time,demand (seconds from the start or RFC 3339; the first metric's total across pods, a quantity)")
+	tracePath := fs.String("trace", "", "load trace: CSV with header time,demand (time: seconds or a duration such as 1m30s from the start, or RFC 3339; demand: the first metric's total across pods, a quantity)")
+	syncPeriod := fs.Duration("sync-period", 15*time.Second, "the controller's period: a decision every period from the trace's first row to its last, on the demand of the latest row")
 	startup := fs.Duration("startup", 30*time.Second, "time from a pod's creation to Ready")
 	initial := fs.Int("initial-replicas", -1, "replicas at the first row (default: the spec's minReplicas, else 1)")
 	requests := requestFlag{}
@@ -325,6 +328,10 @@ func (a *App) simulate(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	ticks, err := syncTicks(rows, *syncPeriod)
+	if err != nil {
+		return err
+	}
 	cfg := simConfig{spec: m.spec, startup: *startup, requests: requests}
 	switch {
 	case *initial >= 0:
@@ -347,7 +354,7 @@ func (a *App) simulate(ctx context.Context, args []string) error {
 			return c.Simulate(ctx, req)
 		}
 	}
-	steps, history, err := runSimulation(ctx, sim, cfg, rows)
+	steps, history, err := runSimulation(ctx, sim, cfg, ticks)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 )
 
@@ -101,11 +104,28 @@ func (a *App) list(ctx context.Context, args []string) error {
 	if *out == "json" {
 		return writeJSON(a.Stdout, &pb.ListTargetsResponse{Targets: targets})
 	}
+	// The columns of `kubectl get hpa` need each target's spec and last metrics, which only
+	// GetTarget returns.
+	now := a.now()
 	tw := newTable(a.Stdout)
-	fmt.Fprintln(tw, "CLUSTER\tNAMESPACE\tNAME\tCURRENT\tDESIRED\tLAST SEEN")
-	for _, t := range targets {
+	fmt.Fprintln(tw, "CLUSTER\tNAMESPACE\tNAME\tREFERENCE\tTARGETS\tMINPODS\tMAXPODS\tREPLICAS\tAGE")
+	for _, sum := range targets {
+		t, err := c.GetTarget(ctx, &pb.GetTargetRequest{Target: sum.GetTarget()})
+		if status.Code(err) == codes.NotFound {
+			continue // deleted since the listing
+		}
+		if err != nil {
+			return fmt.Errorf("get %s: %w", targetString(sum.GetTarget()), err)
+		}
 		r := t.GetTarget()
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", r.GetCluster(), r.GetNamespace(), r.GetName(), t.GetCurrentReplicas(), t.GetDesiredReplicas(), timeString(t.GetLastSeen()))
+		sp := t.GetSpec()
+		var current []*pb.MetricStatus
+		if ld := t.GetLastDecision(); ld != nil {
+			current = ld.GetResponse().GetCurrentMetrics()
+		}
+		replicas, _ := replicasOf(t)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", r.GetCluster(), r.GetNamespace(), r.GetName(),
+			referenceString(sp), targetsString(sp, current), minPodsString(sp), sp.GetMaxReplicas(), replicas, age(t.GetLastSeen(), now))
 	}
 	return tw.Flush()
 }

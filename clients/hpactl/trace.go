@@ -24,9 +24,10 @@ type traceRow struct {
 	demand int64
 }
 
-// loadTrace reads a CSV with the header "time,demand". time is seconds from the start (a
-// decimal number) or an RFC 3339 time; demand is a Kubernetes quantity ("12500m", "800").
-// Times must increase strictly.
+// loadTrace reads a CSV with the header "time,demand". time is the offset from the start, in
+// seconds (a decimal number) or as a Go duration ("90s", "1m30s"), or an RFC 3339 time (every
+// row then gives one); demand is a Kubernetes quantity ("12500m", "800"). Times must increase
+// strictly.
 func loadTrace(path string) ([]traceRow, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -56,6 +57,7 @@ func parseTrace(r io.Reader) ([]traceRow, error) {
 		return nil, fmt.Errorf("header is %q, want time,demand", strings.Join(header, ","))
 	}
 	var rows []traceRow
+	var firstAbsolute bool
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -65,9 +67,14 @@ func parseTrace(r io.Reader) ([]traceRow, error) {
 			return nil, err
 		}
 		line, _ := cr.FieldPos(0)
-		t, err := parseTraceTime(strings.TrimSpace(rec[0]))
+		t, absolute, err := parseTraceTime(strings.TrimSpace(rec[0]))
 		if err != nil {
 			return nil, fmt.Errorf("line %d: time %q: %w", line, rec[0], err)
+		}
+		if len(rows) == 0 {
+			firstAbsolute = absolute
+		} else if absolute != firstAbsolute {
+			return nil, fmt.Errorf("line %d: time %q mixes RFC 3339 times and offsets from the start; use one kind in a trace", line, rec[0])
 		}
 		q, err := resource.ParseQuantity(strings.TrimSpace(rec[1]))
 		if err != nil {
@@ -87,16 +94,54 @@ func parseTrace(r io.Reader) ([]traceRow, error) {
 	return rows, nil
 }
 
-func parseTraceTime(s string) (time.Time, error) {
+// parseTraceTime reads a row's time: an offset from the start (seconds, or a duration such as
+// "90s" or "1m") from traceStart, or an RFC 3339 time (absolute is then true).
+func parseTraceTime(s string) (t time.Time, absolute bool, err error) {
+	const maxOffset = 1e9 * time.Second
+	var off time.Duration
 	if secs, err := strconv.ParseFloat(s, 64); err == nil {
-		if secs < 0 || secs > 1e9 {
-			return time.Time{}, errors.New("seconds must be within [0, 1e9]")
+		if !(secs >= 0 && secs <= maxOffset.Seconds()) {
+			return time.Time{}, false, errors.New("seconds must be within [0, 1e9]")
 		}
-		return traceStart.Add(time.Duration(secs * float64(time.Second))), nil
+		off = time.Duration(secs * float64(time.Second))
+	} else if d, err := time.ParseDuration(s); err == nil {
+		if d < 0 || d > maxOffset {
+			return time.Time{}, false, errors.New("a duration from the start must be within [0s, 1e9s]")
+		}
+		off = d
+	} else {
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return time.Time{}, false, errors.New(`neither seconds from the start ("90"), a duration from the start ("1m30s") nor an RFC 3339 time`)
+		}
+		return t, true, nil
 	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, errors.New("neither seconds from the start nor an RFC 3339 time")
+	return traceStart.Add(off), false, nil
+}
+
+// maxDecisions bounds the decisions one simulation makes (each is one Simulate call).
+const maxDecisions = 20000
+
+// syncTicks are the controller's decisions over a trace: one every period from the first row's
+// time up to the last row's, each with the demand of the latest row at or before it (a trace's
+// demand holds until its next row). A row between two ticks is seen at the next tick, as a
+// controller that reconciles every period sees it.
+func syncTicks(rows []traceRow, period time.Duration) ([]traceRow, error) {
+	if period <= 0 {
+		return nil, fmt.Errorf("--sync-period must be positive, not %s", period)
 	}
-	return t, nil
+	start, end := rows[0].time, rows[len(rows)-1].time
+	if n := end.Sub(start) / period; n >= maxDecisions {
+		return nil, fmt.Errorf("the trace spans %s: at --sync-period %s that is %d decisions, more than %d; raise --sync-period or shorten the trace",
+			end.Sub(start), period, int64(n)+1, maxDecisions)
+	}
+	var ticks []traceRow
+	i := 0
+	for t := start; !t.After(end); t = t.Add(period) {
+		for i+1 < len(rows) && !rows[i+1].time.After(t) {
+			i++
+		}
+		ticks = append(ticks, traceRow{time: t, demand: rows[i].demand})
+	}
+	return ticks, nil
 }
