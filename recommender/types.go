@@ -204,6 +204,15 @@ type Options struct {
 	CPUInitializationPeriod      time.Duration
 	InitialReadinessDelay        time.Duration
 	DownscaleStabilizationWindow time.Duration
+	// KubernetesVersion is the release whose rules decide, "1.34" to "1.38" (RulesFor); empty
+	// means the newest.
+	KubernetesVersion string
+	// HPAConfigurableTolerance and HPAScaleToZero set those feature gates as
+	// kube-controller-manager's --feature-gates would; nil leaves the release's default
+	// (HPAConfigurableTolerance: on from 1.35, locked on from 1.37; HPAScaleToZero: on from
+	// 1.37, read by the controller from 1.36).
+	HPAConfigurableTolerance *bool
+	HPAScaleToZero           *bool
 }
 
 // DefaultOptions returns upstream's controller defaults.
