@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"math/big"
 	"slices"
 	"strings"
 	"time"
@@ -64,6 +65,7 @@ type podGroups struct {
 type calcContext struct {
 	now            time.Time
 	opts           Options
+	rules          Rules
 	tol            tolerances
 	specReplicas   int32
 	statusReplicas int32
@@ -153,7 +155,7 @@ func (c *calcContext) groupPods(samples *sampleMap, cpu bool) podGroups {
 	var g podGroups
 	for i := range c.pods {
 		p := &c.pods[i]
-		if p.Deleting || p.Phase == PodFailed || p.Phase == PodSucceeded {
+		if p.Deleting || p.Phase == PodFailed || (p.Phase == PodSucceeded && c.rules.IgnoreSucceededPods) {
 			g.ignored++
 			samples.delete(p.Name)
 			continue
@@ -197,18 +199,18 @@ func (c *calcContext) podRequests(res, container string) (map[string]int64, erro
 	}
 	out := c.scratch.requests
 	clear(out)
-	if err := fillRequests(out, c.pods, res, container); err != nil {
+	if err := fillRequests(out, c.pods, res, container, c.rules); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// fillRequests is podRequests into out.
-func fillRequests(out map[string]int64, pods []Pod, res, container string) error {
+// fillRequests is podRequests into out, by the release's rules.
+func fillRequests(out map[string]int64, pods []Pod, res, container string, rules Rules) error {
 	for i := range pods {
 		p := &pods[i]
 		if container == "" && hasPodLevelRequests(p) {
-			q, ok := effectivePodRequest(p, res)
+			q, ok := effectivePodRequest(p, res, rules.PodOverheadInRequests)
 			if !ok {
 				return fmt.Errorf("missing pod-level request for %s in Pod %s", res, p.Name)
 			}
@@ -229,19 +231,28 @@ func fillRequests(out map[string]int64, pods []Pod, res, container string) error
 			sum += q.MilliValue()
 			return nil
 		}
-		for j := range p.Containers {
-			if err := add(&p.Containers[j]); err != nil {
-				return err
-			}
-		}
-		for j := range p.InitContainers {
-			if p.InitContainers[j].RestartPolicy == "Always" {
-				if err := add(&p.InitContainers[j]); err != nil {
+		addAll := func(cs []Container, sidecarsOnly bool) error {
+			for j := range cs {
+				if sidecarsOnly && cs[j].RestartPolicy != "Always" {
+					continue
+				}
+				if err := add(&cs[j]); err != nil {
 					return err
 				}
 			}
+			return nil
 		}
-		if container != "" && !found {
+		first, second, firstSidecars := p.Containers, p.InitContainers, false
+		if rules.SidecarRequestsFirst {
+			first, second, firstSidecars = p.InitContainers, p.Containers, true
+		}
+		if err := addAll(first, firstSidecars); err != nil {
+			return err
+		}
+		if err := addAll(second, !firstSidecars); err != nil {
+			return err
+		}
+		if container != "" && !found && rules.MissingContainerFails {
 			return fmt.Errorf("container %s not found in Pod %s", container, p.Name)
 		}
 		out[p.Name] = sum
@@ -264,10 +275,24 @@ func hasPodLevelRequests(p *Pod) bool {
 }
 
 // effectivePodRequest is the scheduler's pod request for res: the containers' aggregate by the
-// sidecar formula with exact quantity arithmetic, overridden by a pod-level entry.
-func effectivePodRequest(p *Pod, res string) (int64, bool) {
+// sidecar formula with exact quantity arithmetic, overridden by a pod-level entry, plus the
+// pod's overhead when withOverhead (component-helpers PodRequests without ExcludeOverhead).
+func effectivePodRequest(p *Pod, res string, withOverhead bool) (int64, bool) {
+	q, found := podRequest(p, res)
+	if o, ok := p.Overhead[res]; ok && withOverhead {
+		q.Add(o)
+		found = true
+	}
+	if !found {
+		return 0, false
+	}
+	return q.MilliValue(), true
+}
+
+// podRequest is effectivePodRequest without the overhead, as a quantity.
+func podRequest(p *Pod, res string) (resource.Quantity, bool) {
 	if q, ok := p.Requests[res]; ok && podLevelResource(res) {
-		return q.MilliValue(), true
+		return q.DeepCopy(), true
 	}
 	var sum resource.Quantity
 	found := false
@@ -306,40 +331,95 @@ func effectivePodRequest(p *Pod, res string) (int64, bool) {
 	if initMax.Cmp(sum) > 0 {
 		sum = initMax
 	}
-	if !found {
-		return 0, false
-	}
-	return sum.MilliValue(), true
+	return sum, found
 }
 
-// utilizationRatio is upstream's GetResourceUtilizationRatio (R-RES-2).
+// utilizationRatio is upstream's GetResourceUtilizationRatio (R-RES-2). The sums are exact and
+// the percent saturates at the int32 range in every release (R-INT; upstream from 1.38,
+// kubernetes/kubernetes#142192: before, they wrapped).
 func utilizationRatio(samples *sampleMap, requests map[string]int64, target int32) (float64, int32, int64, error) {
-	var usage, req int64
+	var usage, req wideSum
 	n := int64(0)
 	for name, i := range samples.idx {
 		r, ok := requests[name]
 		if !ok {
 			continue
 		}
-		usage += samples.milli(i)
-		req += r
+		usage.add(samples.milli(i))
+		req.add(r)
 		n++
 	}
-	if req == 0 {
+	if req.sign() == 0 {
 		return 0, 0, 0, errors.New("no metrics returned matched known pods")
 	}
-	util := int32(usage * 100 / req)
-	return float64(util) / float64(target), util, usage / n, nil
+	var util int32
+	if usage.big == nil && req.big == nil && usage.small <= math.MaxInt64/100 && usage.small >= math.MinInt64/100 {
+		util = clampToInt32(usage.small * 100 / req.small)
+	} else {
+		pct := new(big.Int).Mul(usage.value(), big.NewInt(100))
+		pct.Quo(pct, req.value())
+		switch {
+		case pct.Cmp(big.NewInt(math.MaxInt32)) > 0:
+			util = math.MaxInt32
+		case pct.Cmp(big.NewInt(math.MinInt32)) < 0:
+			util = math.MinInt32
+		default:
+			util = int32(pct.Int64())
+		}
+	}
+	return float64(util) / float64(target), util, usage.quo(n), nil
 }
 
-// averageRatio is upstream's GetMetricUsageRatio (R-PLAIN-1).
+// averageRatio is upstream's GetMetricUsageRatio (R-PLAIN-1), with an exact sum (R-INT).
 func averageRatio(samples *sampleMap, target int64) (float64, int64) {
-	var total int64
+	var total wideSum
 	for _, i := range samples.idx {
-		total += samples.milli(i)
+		total.add(samples.milli(i))
 	}
-	avg := total / int64(samples.len())
+	avg := total.quo(int64(samples.len()))
 	return float64(avg) / float64(target), avg
+}
+
+// wideSum adds int64 values without wrapping: in an int64 while the sum fits, else in a
+// big.Int (only for values near the int64 range, so the usual case allocates nothing).
+type wideSum struct {
+	small int64
+	big   *big.Int
+}
+
+func (w *wideSum) add(v int64) {
+	if w.big != nil {
+		w.big.Add(w.big, big.NewInt(v))
+		return
+	}
+	s := w.small + v
+	if (v > 0 && s < w.small) || (v < 0 && s > w.small) {
+		w.big = new(big.Int).Add(big.NewInt(w.small), big.NewInt(v))
+		return
+	}
+	w.small = s
+}
+
+func (w *wideSum) sign() int {
+	if w.big != nil {
+		return w.big.Sign()
+	}
+	return cmp.Compare(w.small, 0)
+}
+
+func (w *wideSum) value() *big.Int {
+	if w.big != nil {
+		return new(big.Int).Set(w.big)
+	}
+	return big.NewInt(w.small)
+}
+
+// quo is the sum divided by n > 0, truncated toward zero; the mean of int64 values fits.
+func (w *wideSum) quo(n int64) int64 {
+	if w.big == nil {
+		return w.small / n
+	}
+	return new(big.Int).Quo(w.big, big.NewInt(n)).Int64()
 }
 
 // podAverage is the shared procedure of R-CALC for Resource, ContainerResource and Pods.
@@ -642,8 +722,12 @@ func (c *calcContext) objectMetric(src *ObjectMetricSource, obs *Observation, ou
 	}
 	p, r, avg := c.perPodProposal(usage, t.AverageValue.MilliValue())
 	out.proposal, out.explain.UsageRatio = p, r
-	// Upstream labels the per-pod Object metric with the External wording (HPA-ALGORITHM §13.17).
+	// Before 1.38 upstream labels the per-pod Object metric with the External wording
+	// (HPA-ALGORITHM §13.17).
 	out.name = "external metric " + metricLabel(src.Metric)
+	if c.rules.ObjectAverageValueKindName {
+		out.name = src.DescribedObject.Kind + " metric " + src.Metric.Name
+	}
 	out.display = src.DescribedObject.Kind + " metric " + selectorLabel(src.Metric)
 	out.status = MetricStatus{Type: MetricObject, Object: &ObjectMetricStatus{
 		Metric:  src.Metric,

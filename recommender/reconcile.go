@@ -95,10 +95,11 @@ func minReplicasOf(spec *Spec) int32 {
 	return 1
 }
 
-// tolerancesFor is R-TOL-2 and R-TOL-3.
-func tolerancesFor(spec *Spec, opts Options) tolerances {
+// tolerancesFor is R-TOL-2 and R-TOL-3: the per-direction overrides count only with the
+// HPAConfigurableTolerance feature gate on.
+func tolerancesFor(spec *Spec, opts Options, rules Rules) tolerances {
 	t := tolerances{down: opts.Tolerance, up: opts.Tolerance}
-	if b := spec.Behavior; b != nil {
+	if b := spec.Behavior; b != nil && rules.ConfigurableTolerance {
 		if b.ScaleDown != nil && b.ScaleDown.Tolerance != nil {
 			t.down = b.ScaleDown.Tolerance.AsApproximateFloat64()
 		}
@@ -114,8 +115,10 @@ func tolerancesFor(spec *Spec, opts Options) tolerances {
 // history, the recommendation recorded by normalization and the updated conditions. The scale
 // write's outcome is applied separately with RecordRescale. in.Spec must be valid
 // (ValidateSpec); it is defaulted here (unless in.Defaulted holds it defaulted), never
-// modified.
+// modified. opts must be valid (RulesFor accepts them): the release and feature gates they
+// name decide (Rules).
 func Decide(now time.Time, opts Options, in Input, prev State) (Decision, State) {
+	rules := rulesOf(opts)
 	spec := in.Defaulted
 	if spec == nil {
 		spec = SetDefaults(in.Spec)
@@ -134,21 +137,35 @@ func Decide(now time.Time, opts Options, in Input, prev State) (Decision, State)
 	ex := &d.Explanation
 	ex.WinningMetric = -1
 
-	scaledToZero := ScaledToZero(st.Conditions)
+	// R-REC-4(a) by the release's rules (Rules.Zero): only ZeroByCondition keeps a ScaledToZero
+	// condition; the others never set one (1.36 on removes it with the gate off).
+	scaledToZero := false
+	if rules.Zero == ZeroByCondition {
+		scaledToZero = ScaledToZero(st.Conditions)
+	} else {
+		st.Conditions = removeCondition(st.Conditions, ConditionScaledToZero)
+	}
+	resumes := false
+	switch rules.Zero {
+	case ZeroByMinReplicas:
+		resumes = minReplicas == 0
+	case ZeroByCondition:
+		resumes = scaledToZero && (minReplicas != 0 || hasObjectOrExternal(spec))
+	}
 	var desired int32
 	var reason string
 	switch {
-	case current == 0 && !(scaledToZero && (minReplicas != 0 || hasObjectOrExternal(spec))):
-		// R-REC-4(a): a target at zero that the autoscaler did not put there stays paused.
+	case current == 0 && !resumes:
+		// R-REC-4(a): a target at zero that the autoscaler may not resume stays paused.
 		st.Conditions = setCondition(st.Conditions, now, ConditionScalingActive, StatusFalse, reasonScalingDisabled,
 			"scaling is disabled since the replica count of the target is zero")
 		d.DesiredReplicas = 0
-		ex.Message = "no change at 0: scaling is disabled because the target has zero replicas and this autoscaler did not scale it to zero"
+		ex.Message = zeroMessage(rules)
 		d.Conditions = append([]Condition(nil), st.Conditions...)
 		return d, st
 	case current == 0:
-		// R-REC-4(a): resuming from a zero this autoscaler chose computes metrics.
-		desired, reason = decideFromMetrics(now, opts, spec, in, &st, &d, minReplicas, scaledToZero)
+		// R-REC-4(a): resuming from zero computes metrics.
+		desired, reason = decideFromMetrics(now, opts, rules, spec, in, &st, &d, minReplicas, scaledToZero)
 		if desired < 0 {
 			return d, st
 		}
@@ -164,7 +181,7 @@ func Decide(now time.Time, opts Options, in Input, prev State) (Decision, State)
 		ex.Proposal, ex.Stabilized, ex.Limited, ex.Final = desired, desired, desired, desired
 		ex.LimitReason = reasonTooFewReplicas
 	default:
-		desired, reason = decideFromMetrics(now, opts, spec, in, &st, &d, minReplicas, scaledToZero)
+		desired, reason = decideFromMetrics(now, opts, rules, spec, in, &st, &d, minReplicas, scaledToZero)
 		if desired < 0 {
 			return d, st
 		}
@@ -178,10 +195,10 @@ func Decide(now time.Time, opts Options, in Input, prev State) (Decision, State)
 
 // decideFromMetrics is the metric path of R-REC-5: the proposal, normalization and the
 // scale-from-zero floor. It returns -1 when the metrics block any change (d is then final).
-func decideFromMetrics(now time.Time, opts Options, spec *Spec, in Input, st *State, d *Decision, minReplicas int32, scaledToZero bool) (int32, string) {
+func decideFromMetrics(now time.Time, opts Options, rules Rules, spec *Spec, in Input, st *State, d *Decision, minReplicas int32, scaledToZero bool) (int32, string) {
 	ex := &d.Explanation
 	current := in.CurrentReplicas
-	proposal, winner, statuses, ok := computeMetrics(now, opts, spec, in, st, ex)
+	proposal, winner, statuses, ok := computeMetrics(now, opts, rules, spec, in, st, ex)
 	d.CurrentMetrics = statuses
 	if !ok {
 		d.DesiredReplicas = current
@@ -214,11 +231,12 @@ func decideFromMetrics(now time.Time, opts Options, spec *Spec, in Input, st *St
 
 // computeMetrics is R-MULTI: every metric's proposal, the max of the valid ones, and the
 // partial-failure rule. ok is false when the reconcile must stop without scaling.
-func computeMetrics(now time.Time, opts Options, spec *Spec, in Input, st *State, ex *Explanation) (int32, string, []MetricStatus, bool) {
+func computeMetrics(now time.Time, opts Options, rules Rules, spec *Spec, in Input, st *State, ex *Explanation) (int32, string, []MetricStatus, bool) {
 	c := calcContext{
 		now:            now,
 		opts:           opts,
-		tol:            tolerancesFor(spec, opts),
+		rules:          rules,
+		tol:            tolerancesFor(spec, opts, rules),
 		specReplicas:   in.CurrentReplicas,
 		statusReplicas: in.StatusReplicas,
 		pods:           in.Pods,
@@ -480,10 +498,19 @@ func rateLimit(now time.Time, current int32, h *History, rules *ScalingRules, up
 	return result, ""
 }
 
-// RecordRescale applies the outcome of the scale write that decision d asked for: on success
-// the scale event (behavior HPAs only), AbleToScale SucceededRescale and ScaledToZero; on
-// failure AbleToScale False FailedUpdateScale. spec is the same spec d was decided with.
+// RecordRescale is RecordRescaleFor under the newest release's rules, which record the
+// ScaledToZero condition. A decision under an older release's rules (or with HPAScaleToZero off)
+// then finds a condition that release would not have kept, and Decide drops it (Rules.Zero), so
+// the decisions are those of that release; callers that know the options use RecordRescaleFor.
 func RecordRescale(now time.Time, spec *Spec, st State, d *Decision, succeeded bool, errMsg string) State {
+	return RecordRescaleFor(now, Options{}, spec, st, d, succeeded, errMsg)
+}
+
+// RecordRescaleFor applies the outcome of the scale write that decision d asked for: on success
+// the scale event (behavior HPAs only), AbleToScale SucceededRescale and, by opts' rules
+// (Rules.Zero), the ScaledToZero condition; on failure AbleToScale False FailedUpdateScale.
+// spec and opts are those d was decided with.
+func RecordRescaleFor(now time.Time, opts Options, spec *Spec, st State, d *Decision, succeeded bool, errMsg string) State {
 	st = st.Clone()
 	if !succeeded {
 		st.Conditions = setCondition(st.Conditions, now, ConditionAbleToScale, StatusFalse, reasonFailedUpdateScale,
@@ -496,14 +523,40 @@ func RecordRescale(now time.Time, spec *Spec, st State, d *Decision, succeeded b
 	if spec.Behavior != nil {
 		storeScaleEvent(now, spec.Behavior, &st.History, d.CurrentReplicas, d.DesiredReplicas)
 	}
-	if d.CurrentReplicas > 0 && d.DesiredReplicas == 0 && minReplicasOf(spec) == 0 && hasObjectOrExternal(spec) {
-		st.Conditions = setCondition(st.Conditions, now, ConditionScaledToZero, StatusTrue, reasonScaledToZero,
-			"the HPA controller scaled the target to zero replicas")
-	} else {
-		st.Conditions = setCondition(st.Conditions, now, ConditionScaledToZero, StatusFalse, reasonNotScaledToZero,
-			"the target was not scaled to zero by the HPA controller")
+	switch rulesOf(opts).Zero {
+	case ZeroByCondition:
+		if d.CurrentReplicas > 0 && d.DesiredReplicas == 0 && minReplicasOf(spec) == 0 && hasObjectOrExternal(spec) {
+			st.Conditions = setCondition(st.Conditions, now, ConditionScaledToZero, StatusTrue, reasonScaledToZero,
+				"the HPA controller scaled the target to zero replicas")
+		} else {
+			st.Conditions = setCondition(st.Conditions, now, ConditionScaledToZero, StatusFalse, reasonNotScaledToZero,
+				"the target was not scaled to zero by the HPA controller")
+		}
+	case ZeroDisabled:
+		st.Conditions = removeCondition(st.Conditions, ConditionScaledToZero)
 	}
 	return st
+}
+
+// removeCondition drops the condition of type typ, if any, keeping the others' order.
+func removeCondition(conds []Condition, typ string) []Condition {
+	i := slices.IndexFunc(conds, func(c Condition) bool { return c.Type == typ })
+	if i < 0 {
+		return conds
+	}
+	return slices.Delete(conds, i, i+1)
+}
+
+// zeroMessage explains a decision at zero replicas with scaling disabled, by the rule that
+// disabled it.
+func zeroMessage(rules Rules) string {
+	switch rules.Zero {
+	case ZeroByMinReplicas:
+		return "no change at 0: scaling is disabled because the target has zero replicas and minReplicas is not 0 (Kubernetes " + rules.Version + ")"
+	case ZeroDisabled:
+		return "no change at 0: scaling is disabled because the target has zero replicas and the HPAScaleToZero feature gate is off (Kubernetes " + rules.Version + ")"
+	}
+	return "no change at 0: scaling is disabled because the target has zero replicas and this autoscaler did not scale it to zero"
 }
 
 // storeScaleEvent is R-HIST's event storage with outdated-slot reuse.

@@ -42,7 +42,7 @@ func Simulate(opts Options, spec *Spec, initialReplicas int32, initial *State, s
 			Metrics:         s.Metrics,
 		}, st)
 		if d.Scale() {
-			next = RecordRescale(s.Time, spec, next, &d, true, "")
+			next = RecordRescaleFor(s.Time, opts, spec, next, &d, true, "")
 			d.Conditions = append([]Condition(nil), next.Conditions...)
 		}
 		st = next

@@ -166,6 +166,9 @@ type Pod struct {
 	InitContainers []Container
 	// Requests are pod-level requests (empty when unset).
 	Requests map[string]resource.Quantity
+	// Overhead is the pod's spec.overhead (empty when unset); Rules.PodOverheadInRequests
+	// decides whether pod-level requests include it.
+	Overhead map[string]resource.Quantity
 }
 
 // Container is one container of a pod with its resource requests.

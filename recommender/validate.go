@@ -561,6 +561,7 @@ func checkPods(pods []Pod, p *field.Path) field.ErrorList {
 		errs = append(errs, validateContainers(pod.Containers, pp.Child("containers"), names)...)
 		errs = append(errs, validateContainers(pod.InitContainers, pp.Child("initContainers"), names)...)
 		errs = append(errs, validateRequests(pod.Requests, pp.Child("requests"))...)
+		errs = append(errs, validateRequests(pod.Overhead, pp.Child("overhead"))...)
 	}
 	return errs
 }

@@ -132,7 +132,7 @@ func decide(now time.Time, opts recommender.Options, in recommender.Input, cur *
 			previous := cur.LastDecision != nil && cur.LastDecision.RecommendationID == p.RecommendationID
 			if previous && p.DesiredReplicas == in.CurrentReplicas && p.CurrentReplicas != p.DesiredReplicas {
 				pd := recommender.Decision{Time: p.Time, CurrentReplicas: p.CurrentReplicas, DesiredReplicas: p.DesiredReplicas}
-				next.State = recommender.RecordRescale(p.Time, &cur.Spec, next.State, &pd, true, "")
+				next.State = recommender.RecordRescaleFor(p.Time, opts, &cur.Spec, next.State, &pd, true, "")
 				next.Pending = next.Pending[:n-1]
 				next.MarkReported(p.RecommendationID)
 			}

@@ -420,6 +420,7 @@ func (c *converter) pods(name string, pods []*pb.PodState) []recommender.Pod {
 			}
 		}
 		d.Requests = c.requests("requests", p.GetRequests())
+		d.Overhead = c.requests("overhead", p.GetOverhead())
 		c.pop()
 	}
 	return out
@@ -496,18 +497,50 @@ func (c *converter) options(o *pb.Options, defaults recommender.Options) recomme
 	out.CPUInitializationPeriod = c.duration("cpuInitializationPeriod", o.GetCpuInitializationPeriod(), defaults.CPUInitializationPeriod)
 	out.InitialReadinessDelay = c.duration("initialReadinessDelay", o.GetInitialReadinessDelay(), defaults.InitialReadinessDelay)
 	out.DownscaleStabilizationWindow = c.duration("downscaleStabilizationWindow", o.GetDownscaleStabilizationWindow(), defaults.DownscaleStabilizationWindow)
+	if o.KubernetesVersion != nil {
+		if _, err := recommender.RulesFor(recommender.Options{KubernetesVersion: *o.KubernetesVersion}); err != nil {
+			c.fail("kubernetesVersion", err.Error())
+		} else {
+			out.KubernetesVersion = *o.KubernetesVersion
+		}
+	}
+	if o.HpaConfigurableTolerance != nil {
+		v := *o.HpaConfigurableTolerance
+		out.HPAConfigurableTolerance = &v
+		if _, err := recommender.RulesFor(out); err != nil {
+			c.fail("hpaConfigurableTolerance", err.Error())
+			out.HPAConfigurableTolerance = defaults.HPAConfigurableTolerance
+		}
+	}
+	if o.HpaScaleToZero != nil {
+		v := *o.HpaScaleToZero
+		out.HPAScaleToZero = &v
+	}
 	return out
 }
 
 // OptionsToProto writes every option explicitly.
 func OptionsToProto(o recommender.Options) *pb.Options {
 	t := o.Tolerance
-	return &pb.Options{
+	out := &pb.Options{
 		Tolerance:                    &t,
 		CpuInitializationPeriod:      durationpb.New(o.CPUInitializationPeriod),
 		InitialReadinessDelay:        durationpb.New(o.InitialReadinessDelay),
 		DownscaleStabilizationWindow: durationpb.New(o.DownscaleStabilizationWindow),
 	}
+	if o.KubernetesVersion != "" {
+		v := o.KubernetesVersion
+		out.KubernetesVersion = &v
+	}
+	if g := o.HPAConfigurableTolerance; g != nil {
+		v := *g
+		out.HpaConfigurableTolerance = &v
+	}
+	if g := o.HPAScaleToZero; g != nil {
+		v := *g
+		out.HpaScaleToZero = &v
+	}
+	return out
 }
 
 // scaledToZeroCondition is what history.scaledToZero stands for: upstream's condition after a

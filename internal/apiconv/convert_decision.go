@@ -189,6 +189,7 @@ func PodsToProto(pods []recommender.Pod) []*pb.PodState {
 			ReadyTransitionTime: timeToProto(p.ReadyTransitionTime),
 			StartTime:           timeToProto(p.StartTime),
 			Requests:            requestsToProto(p.Requests),
+			Overhead:            requestsToProto(p.Overhead),
 		}
 		if p.HasReady {
 			ready := p.Ready

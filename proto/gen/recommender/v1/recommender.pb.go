@@ -1160,7 +1160,11 @@ type PodState struct {
 	InitContainers []*InitContainerState `protobuf:"bytes,8,rep,name=init_containers,json=initContainers,proto3" json:"init_containers,omitempty"`
 	// requests are pod-level resource requests (resource name to quantity); an empty map counts
 	// as absent.
-	Requests      map[string]string `protobuf:"bytes,9,rep,name=requests,proto3" json:"requests,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Requests map[string]string `protobuf:"bytes,9,rep,name=requests,proto3" json:"requests,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// overhead is the pod's spec.overhead (set from its RuntimeClass), resource name to quantity.
+	// Kubernetes 1.34 to 1.37 add it to pod-level requests when computing utilization; 1.38
+	// leaves it out (kubernetes/kubernetes#142154). Empty counts as absent.
+	Overhead      map[string]string `protobuf:"bytes,10,rep,name=overhead,proto3" json:"overhead,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1254,6 +1258,13 @@ func (x *PodState) GetInitContainers() []*InitContainerState {
 func (x *PodState) GetRequests() map[string]string {
 	if x != nil {
 		return x.Requests
+	}
+	return nil
+}
+
+func (x *PodState) GetOverhead() map[string]string {
+	if x != nil {
+		return x.Overhead
 	}
 	return nil
 }
@@ -1541,8 +1552,24 @@ type Options struct {
 	// downscale_stabilization_window applies when the spec has no behavior or leaves
 	// scaleDown.stabilizationWindowSeconds unset; default "300s".
 	DownscaleStabilizationWindow *durationpb.Duration `protobuf:"bytes,4,opt,name=downscale_stabilization_window,json=downscaleStabilizationWindow,proto3" json:"downscale_stabilization_window,omitempty"`
-	unknownFields                protoimpl.UnknownFields
-	sizeCache                    protoimpl.SizeCache
+	// kubernetes_version is the Kubernetes release whose HorizontalPodAutoscaler controller
+	// decides: "1.34", "1.35", "1.36", "1.37" or "1.38". Absent: the server's default (its
+	// --kubernetes-version flag), which is the newest, "1.38", unless set. Anything else is
+	// InvalidArgument. docs/ALGORITHM.md lists where the releases differ.
+	KubernetesVersion *string `protobuf:"bytes,5,opt,name=kubernetes_version,json=kubernetesVersion,proto3,oneof" json:"kubernetes_version,omitempty"`
+	// hpa_configurable_tolerance sets the HPAConfigurableTolerance feature gate, as
+	// kube-controller-manager's --feature-gates would: with it on, behavior.scaleUp.tolerance and
+	// behavior.scaleDown.tolerance override the tolerance. Absent: the release's default, off in
+	// 1.34, on from 1.35. From 1.37 the gate is locked on, and false is InvalidArgument.
+	HpaConfigurableTolerance *bool `protobuf:"varint,6,opt,name=hpa_configurable_tolerance,json=hpaConfigurableTolerance,proto3,oneof" json:"hpa_configurable_tolerance,omitempty"`
+	// hpa_scale_to_zero sets the HPAScaleToZero feature gate, as kube-controller-manager's
+	// --feature-gates would: with it on (1.36 and later), a target this autoscaler scaled to zero
+	// resumes from zero and the ScaledToZero condition is kept; with it off, scaling is disabled
+	// at zero replicas. Absent: the release's default, off before 1.37, on from 1.37. 1.34 and
+	// 1.35 do not read it (there, zero replicas disable scaling unless minReplicas is 0).
+	HpaScaleToZero *bool `protobuf:"varint,7,opt,name=hpa_scale_to_zero,json=hpaScaleToZero,proto3,oneof" json:"hpa_scale_to_zero,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Options) Reset() {
@@ -1601,6 +1628,27 @@ func (x *Options) GetDownscaleStabilizationWindow() *durationpb.Duration {
 		return x.DownscaleStabilizationWindow
 	}
 	return nil
+}
+
+func (x *Options) GetKubernetesVersion() string {
+	if x != nil && x.KubernetesVersion != nil {
+		return *x.KubernetesVersion
+	}
+	return ""
+}
+
+func (x *Options) GetHpaConfigurableTolerance() bool {
+	if x != nil && x.HpaConfigurableTolerance != nil {
+		return *x.HpaConfigurableTolerance
+	}
+	return false
+}
+
+func (x *Options) GetHpaScaleToZero() bool {
+	if x != nil && x.HpaScaleToZero != nil {
+		return *x.HpaScaleToZero
+	}
+	return false
 }
 
 // RecommendRequest asks for one decision about a target.
@@ -3858,7 +3906,7 @@ const file_recommender_v1_recommender_proto_rawDesc = "" +
 	"\x10HPAScalingPolicy\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value\x12%\n" +
-	"\x0eperiod_seconds\x18\x03 \x01(\x05R\rperiodSeconds\"\xbd\x04\n" +
+	"\x0eperiod_seconds\x18\x03 \x01(\x05R\rperiodSeconds\"\xbe\x05\n" +
 	"\bPodState\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05phase\x18\x02 \x01(\tR\x05phase\x12\x19\n" +
@@ -3871,8 +3919,13 @@ const file_recommender_v1_recommender_proto_rawDesc = "" +
 	"containers\x18\a \x03(\v2\x1e.recommender.v1.ContainerStateR\n" +
 	"containers\x12K\n" +
 	"\x0finit_containers\x18\b \x03(\v2\".recommender.v1.InitContainerStateR\x0einitContainers\x12B\n" +
-	"\brequests\x18\t \x03(\v2&.recommender.v1.PodState.RequestsEntryR\brequests\x1a;\n" +
+	"\brequests\x18\t \x03(\v2&.recommender.v1.PodState.RequestsEntryR\brequests\x12B\n" +
+	"\boverhead\x18\n" +
+	" \x03(\v2&.recommender.v1.PodState.OverheadEntryR\boverhead\x1a;\n" +
 	"\rRequestsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a;\n" +
+	"\rOverheadEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\b\n" +
 	"\x06_ready\"\xab\x01\n" +
@@ -3900,14 +3953,20 @@ const file_recommender_v1_recommender_proto_rawDesc = "" +
 	"\x03pod\x18\x01 \x01(\tR\x03pod\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value\x128\n" +
 	"\ttimestamp\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\ttimestamp\x121\n" +
-	"\x06window\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x06window\"\xc5\x02\n" +
+	"\x06window\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x06window\"\xb8\x04\n" +
 	"\aOptions\x12!\n" +
 	"\ttolerance\x18\x01 \x01(\x01H\x00R\ttolerance\x88\x01\x01\x12U\n" +
 	"\x19cpu_initialization_period\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x17cpuInitializationPeriod\x12Q\n" +
 	"\x17initial_readiness_delay\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x15initialReadinessDelay\x12_\n" +
-	"\x1edownscale_stabilization_window\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x1cdownscaleStabilizationWindowB\f\n" +
+	"\x1edownscale_stabilization_window\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x1cdownscaleStabilizationWindow\x122\n" +
+	"\x12kubernetes_version\x18\x05 \x01(\tH\x01R\x11kubernetesVersion\x88\x01\x01\x12A\n" +
+	"\x1ahpa_configurable_tolerance\x18\x06 \x01(\bH\x02R\x18hpaConfigurableTolerance\x88\x01\x01\x12.\n" +
+	"\x11hpa_scale_to_zero\x18\a \x01(\bH\x03R\x0ehpaScaleToZero\x88\x01\x01B\f\n" +
 	"\n" +
-	"_tolerance\"\xaa\x03\n" +
+	"_toleranceB\x15\n" +
+	"\x13_kubernetes_versionB\x1d\n" +
+	"\x1b_hpa_configurable_toleranceB\x14\n" +
+	"\x12_hpa_scale_to_zero\"\xaa\x03\n" +
 	"\x10RecommendRequest\x121\n" +
 	"\x06target\x18\x01 \x01(\v2\x19.recommender.v1.TargetRefR\x06target\x12?\n" +
 	"\x04spec\x18\x02 \x01(\v2+.recommender.v1.HorizontalPodAutoscalerSpecR\x04spec\x12)\n" +
@@ -4094,7 +4153,7 @@ func file_recommender_v1_recommender_proto_rawDescGZIP() []byte {
 	return file_recommender_v1_recommender_proto_rawDescData
 }
 
-var file_recommender_v1_recommender_proto_msgTypes = make([]protoimpl.MessageInfo, 57)
+var file_recommender_v1_recommender_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
 var file_recommender_v1_recommender_proto_goTypes = []any{
 	(*TargetRef)(nil),                       // 0: recommender.v1.TargetRef
 	(*HorizontalPodAutoscalerSpec)(nil),     // 1: recommender.v1.HorizontalPodAutoscalerSpec
@@ -4151,10 +4210,11 @@ var file_recommender_v1_recommender_proto_goTypes = []any{
 	(*DeleteTargetResponse)(nil),            // 52: recommender.v1.DeleteTargetResponse
 	nil,                                     // 53: recommender.v1.LabelSelector.MatchLabelsEntry
 	nil,                                     // 54: recommender.v1.PodState.RequestsEntry
-	nil,                                     // 55: recommender.v1.ContainerState.RequestsEntry
-	nil,                                     // 56: recommender.v1.InitContainerState.RequestsEntry
-	(*timestamppb.Timestamp)(nil),           // 57: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),             // 58: google.protobuf.Duration
+	nil,                                     // 55: recommender.v1.PodState.OverheadEntry
+	nil,                                     // 56: recommender.v1.ContainerState.RequestsEntry
+	nil,                                     // 57: recommender.v1.InitContainerState.RequestsEntry
+	(*timestamppb.Timestamp)(nil),           // 58: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),             // 59: google.protobuf.Duration
 }
 var file_recommender_v1_recommender_proto_depIdxs = []int32{
 	2,   // 0: recommender.v1.HorizontalPodAutoscalerSpec.scale_target_ref:type_name -> recommender.v1.CrossVersionObjectReference
@@ -4181,97 +4241,98 @@ var file_recommender_v1_recommender_proto_depIdxs = []int32{
 	15,  // 21: recommender.v1.HorizontalPodAutoscalerBehavior.scale_up:type_name -> recommender.v1.HPAScalingRules
 	15,  // 22: recommender.v1.HorizontalPodAutoscalerBehavior.scale_down:type_name -> recommender.v1.HPAScalingRules
 	16,  // 23: recommender.v1.HPAScalingRules.policies:type_name -> recommender.v1.HPAScalingPolicy
-	57,  // 24: recommender.v1.PodState.ready_transition_time:type_name -> google.protobuf.Timestamp
-	57,  // 25: recommender.v1.PodState.start_time:type_name -> google.protobuf.Timestamp
-	57,  // 26: recommender.v1.PodState.deletion_timestamp:type_name -> google.protobuf.Timestamp
+	58,  // 24: recommender.v1.PodState.ready_transition_time:type_name -> google.protobuf.Timestamp
+	58,  // 25: recommender.v1.PodState.start_time:type_name -> google.protobuf.Timestamp
+	58,  // 26: recommender.v1.PodState.deletion_timestamp:type_name -> google.protobuf.Timestamp
 	18,  // 27: recommender.v1.PodState.containers:type_name -> recommender.v1.ContainerState
 	19,  // 28: recommender.v1.PodState.init_containers:type_name -> recommender.v1.InitContainerState
 	54,  // 29: recommender.v1.PodState.requests:type_name -> recommender.v1.PodState.RequestsEntry
-	55,  // 30: recommender.v1.ContainerState.requests:type_name -> recommender.v1.ContainerState.RequestsEntry
-	56,  // 31: recommender.v1.InitContainerState.requests:type_name -> recommender.v1.InitContainerState.RequestsEntry
-	21,  // 32: recommender.v1.MetricObservation.pod_values:type_name -> recommender.v1.PodMetricValue
-	57,  // 33: recommender.v1.PodMetricValue.timestamp:type_name -> google.protobuf.Timestamp
-	58,  // 34: recommender.v1.PodMetricValue.window:type_name -> google.protobuf.Duration
-	58,  // 35: recommender.v1.Options.cpu_initialization_period:type_name -> google.protobuf.Duration
-	58,  // 36: recommender.v1.Options.initial_readiness_delay:type_name -> google.protobuf.Duration
-	58,  // 37: recommender.v1.Options.downscale_stabilization_window:type_name -> google.protobuf.Duration
-	0,   // 38: recommender.v1.RecommendRequest.target:type_name -> recommender.v1.TargetRef
-	1,   // 39: recommender.v1.RecommendRequest.spec:type_name -> recommender.v1.HorizontalPodAutoscalerSpec
-	17,  // 40: recommender.v1.RecommendRequest.pods:type_name -> recommender.v1.PodState
-	20,  // 41: recommender.v1.RecommendRequest.metrics:type_name -> recommender.v1.MetricObservation
-	22,  // 42: recommender.v1.RecommendRequest.options:type_name -> recommender.v1.Options
-	57,  // 43: recommender.v1.RecommendResponse.decision_time:type_name -> google.protobuf.Timestamp
-	25,  // 44: recommender.v1.RecommendResponse.current_metrics:type_name -> recommender.v1.MetricStatus
-	32,  // 45: recommender.v1.RecommendResponse.conditions:type_name -> recommender.v1.Condition
-	33,  // 46: recommender.v1.RecommendResponse.explanation:type_name -> recommender.v1.Explanation
-	26,  // 47: recommender.v1.MetricStatus.resource:type_name -> recommender.v1.ResourceMetricStatus
-	27,  // 48: recommender.v1.MetricStatus.container_resource:type_name -> recommender.v1.ContainerResourceMetricStatus
-	28,  // 49: recommender.v1.MetricStatus.pods:type_name -> recommender.v1.PodsMetricStatus
-	29,  // 50: recommender.v1.MetricStatus.object:type_name -> recommender.v1.ObjectMetricStatus
-	30,  // 51: recommender.v1.MetricStatus.external:type_name -> recommender.v1.ExternalMetricStatus
-	31,  // 52: recommender.v1.ResourceMetricStatus.current:type_name -> recommender.v1.MetricValueStatus
-	31,  // 53: recommender.v1.ContainerResourceMetricStatus.current:type_name -> recommender.v1.MetricValueStatus
-	9,   // 54: recommender.v1.PodsMetricStatus.metric:type_name -> recommender.v1.MetricIdentifier
-	31,  // 55: recommender.v1.PodsMetricStatus.current:type_name -> recommender.v1.MetricValueStatus
-	9,   // 56: recommender.v1.ObjectMetricStatus.metric:type_name -> recommender.v1.MetricIdentifier
-	31,  // 57: recommender.v1.ObjectMetricStatus.current:type_name -> recommender.v1.MetricValueStatus
-	2,   // 58: recommender.v1.ObjectMetricStatus.described_object:type_name -> recommender.v1.CrossVersionObjectReference
-	9,   // 59: recommender.v1.ExternalMetricStatus.metric:type_name -> recommender.v1.MetricIdentifier
-	31,  // 60: recommender.v1.ExternalMetricStatus.current:type_name -> recommender.v1.MetricValueStatus
-	57,  // 61: recommender.v1.Condition.last_transition_time:type_name -> google.protobuf.Timestamp
-	34,  // 62: recommender.v1.Explanation.metrics:type_name -> recommender.v1.MetricExplanation
-	58,  // 63: recommender.v1.Explanation.stabilization_window:type_name -> google.protobuf.Duration
-	0,   // 64: recommender.v1.ReportScaleRequest.target:type_name -> recommender.v1.TargetRef
-	1,   // 65: recommender.v1.SimulateRequest.spec:type_name -> recommender.v1.HorizontalPodAutoscalerSpec
-	22,  // 66: recommender.v1.SimulateRequest.options:type_name -> recommender.v1.Options
-	41,  // 67: recommender.v1.SimulateRequest.history:type_name -> recommender.v1.History
-	38,  // 68: recommender.v1.SimulateRequest.steps:type_name -> recommender.v1.SimulateStep
-	57,  // 69: recommender.v1.SimulateStep.time:type_name -> google.protobuf.Timestamp
-	17,  // 70: recommender.v1.SimulateStep.pods:type_name -> recommender.v1.PodState
-	20,  // 71: recommender.v1.SimulateStep.metrics:type_name -> recommender.v1.MetricObservation
-	40,  // 72: recommender.v1.SimulateResponse.steps:type_name -> recommender.v1.SimulateStepResult
-	41,  // 73: recommender.v1.SimulateResponse.history:type_name -> recommender.v1.History
-	57,  // 74: recommender.v1.SimulateStepResult.time:type_name -> google.protobuf.Timestamp
-	25,  // 75: recommender.v1.SimulateStepResult.current_metrics:type_name -> recommender.v1.MetricStatus
-	32,  // 76: recommender.v1.SimulateStepResult.conditions:type_name -> recommender.v1.Condition
-	33,  // 77: recommender.v1.SimulateStepResult.explanation:type_name -> recommender.v1.Explanation
-	42,  // 78: recommender.v1.History.recommendations:type_name -> recommender.v1.HistoryRecommendation
-	43,  // 79: recommender.v1.History.scale_up_events:type_name -> recommender.v1.ScaleEvent
-	43,  // 80: recommender.v1.History.scale_down_events:type_name -> recommender.v1.ScaleEvent
-	57,  // 81: recommender.v1.HistoryRecommendation.time:type_name -> google.protobuf.Timestamp
-	57,  // 82: recommender.v1.ScaleEvent.time:type_name -> google.protobuf.Timestamp
-	0,   // 83: recommender.v1.GetTargetRequest.target:type_name -> recommender.v1.TargetRef
-	0,   // 84: recommender.v1.GetTargetResponse.target:type_name -> recommender.v1.TargetRef
-	1,   // 85: recommender.v1.GetTargetResponse.spec:type_name -> recommender.v1.HorizontalPodAutoscalerSpec
-	41,  // 86: recommender.v1.GetTargetResponse.history:type_name -> recommender.v1.History
-	32,  // 87: recommender.v1.GetTargetResponse.conditions:type_name -> recommender.v1.Condition
-	46,  // 88: recommender.v1.GetTargetResponse.last_decision:type_name -> recommender.v1.LastDecision
-	47,  // 89: recommender.v1.GetTargetResponse.pending_decisions:type_name -> recommender.v1.PendingDecision
-	57,  // 90: recommender.v1.GetTargetResponse.last_seen:type_name -> google.protobuf.Timestamp
-	57,  // 91: recommender.v1.LastDecision.time:type_name -> google.protobuf.Timestamp
-	24,  // 92: recommender.v1.LastDecision.response:type_name -> recommender.v1.RecommendResponse
-	57,  // 93: recommender.v1.PendingDecision.time:type_name -> google.protobuf.Timestamp
-	50,  // 94: recommender.v1.ListTargetsResponse.targets:type_name -> recommender.v1.TargetSummary
-	0,   // 95: recommender.v1.TargetSummary.target:type_name -> recommender.v1.TargetRef
-	57,  // 96: recommender.v1.TargetSummary.last_seen:type_name -> google.protobuf.Timestamp
-	0,   // 97: recommender.v1.DeleteTargetRequest.target:type_name -> recommender.v1.TargetRef
-	23,  // 98: recommender.v1.RecommenderService.Recommend:input_type -> recommender.v1.RecommendRequest
-	35,  // 99: recommender.v1.RecommenderService.ReportScale:input_type -> recommender.v1.ReportScaleRequest
-	37,  // 100: recommender.v1.RecommenderService.Simulate:input_type -> recommender.v1.SimulateRequest
-	44,  // 101: recommender.v1.RecommenderService.GetTarget:input_type -> recommender.v1.GetTargetRequest
-	48,  // 102: recommender.v1.RecommenderService.ListTargets:input_type -> recommender.v1.ListTargetsRequest
-	51,  // 103: recommender.v1.RecommenderService.DeleteTarget:input_type -> recommender.v1.DeleteTargetRequest
-	24,  // 104: recommender.v1.RecommenderService.Recommend:output_type -> recommender.v1.RecommendResponse
-	36,  // 105: recommender.v1.RecommenderService.ReportScale:output_type -> recommender.v1.ReportScaleResponse
-	39,  // 106: recommender.v1.RecommenderService.Simulate:output_type -> recommender.v1.SimulateResponse
-	45,  // 107: recommender.v1.RecommenderService.GetTarget:output_type -> recommender.v1.GetTargetResponse
-	49,  // 108: recommender.v1.RecommenderService.ListTargets:output_type -> recommender.v1.ListTargetsResponse
-	52,  // 109: recommender.v1.RecommenderService.DeleteTarget:output_type -> recommender.v1.DeleteTargetResponse
-	104, // [104:110] is the sub-list for method output_type
-	98,  // [98:104] is the sub-list for method input_type
-	98,  // [98:98] is the sub-list for extension type_name
-	98,  // [98:98] is the sub-list for extension extendee
-	0,   // [0:98] is the sub-list for field type_name
+	55,  // 30: recommender.v1.PodState.overhead:type_name -> recommender.v1.PodState.OverheadEntry
+	56,  // 31: recommender.v1.ContainerState.requests:type_name -> recommender.v1.ContainerState.RequestsEntry
+	57,  // 32: recommender.v1.InitContainerState.requests:type_name -> recommender.v1.InitContainerState.RequestsEntry
+	21,  // 33: recommender.v1.MetricObservation.pod_values:type_name -> recommender.v1.PodMetricValue
+	58,  // 34: recommender.v1.PodMetricValue.timestamp:type_name -> google.protobuf.Timestamp
+	59,  // 35: recommender.v1.PodMetricValue.window:type_name -> google.protobuf.Duration
+	59,  // 36: recommender.v1.Options.cpu_initialization_period:type_name -> google.protobuf.Duration
+	59,  // 37: recommender.v1.Options.initial_readiness_delay:type_name -> google.protobuf.Duration
+	59,  // 38: recommender.v1.Options.downscale_stabilization_window:type_name -> google.protobuf.Duration
+	0,   // 39: recommender.v1.RecommendRequest.target:type_name -> recommender.v1.TargetRef
+	1,   // 40: recommender.v1.RecommendRequest.spec:type_name -> recommender.v1.HorizontalPodAutoscalerSpec
+	17,  // 41: recommender.v1.RecommendRequest.pods:type_name -> recommender.v1.PodState
+	20,  // 42: recommender.v1.RecommendRequest.metrics:type_name -> recommender.v1.MetricObservation
+	22,  // 43: recommender.v1.RecommendRequest.options:type_name -> recommender.v1.Options
+	58,  // 44: recommender.v1.RecommendResponse.decision_time:type_name -> google.protobuf.Timestamp
+	25,  // 45: recommender.v1.RecommendResponse.current_metrics:type_name -> recommender.v1.MetricStatus
+	32,  // 46: recommender.v1.RecommendResponse.conditions:type_name -> recommender.v1.Condition
+	33,  // 47: recommender.v1.RecommendResponse.explanation:type_name -> recommender.v1.Explanation
+	26,  // 48: recommender.v1.MetricStatus.resource:type_name -> recommender.v1.ResourceMetricStatus
+	27,  // 49: recommender.v1.MetricStatus.container_resource:type_name -> recommender.v1.ContainerResourceMetricStatus
+	28,  // 50: recommender.v1.MetricStatus.pods:type_name -> recommender.v1.PodsMetricStatus
+	29,  // 51: recommender.v1.MetricStatus.object:type_name -> recommender.v1.ObjectMetricStatus
+	30,  // 52: recommender.v1.MetricStatus.external:type_name -> recommender.v1.ExternalMetricStatus
+	31,  // 53: recommender.v1.ResourceMetricStatus.current:type_name -> recommender.v1.MetricValueStatus
+	31,  // 54: recommender.v1.ContainerResourceMetricStatus.current:type_name -> recommender.v1.MetricValueStatus
+	9,   // 55: recommender.v1.PodsMetricStatus.metric:type_name -> recommender.v1.MetricIdentifier
+	31,  // 56: recommender.v1.PodsMetricStatus.current:type_name -> recommender.v1.MetricValueStatus
+	9,   // 57: recommender.v1.ObjectMetricStatus.metric:type_name -> recommender.v1.MetricIdentifier
+	31,  // 58: recommender.v1.ObjectMetricStatus.current:type_name -> recommender.v1.MetricValueStatus
+	2,   // 59: recommender.v1.ObjectMetricStatus.described_object:type_name -> recommender.v1.CrossVersionObjectReference
+	9,   // 60: recommender.v1.ExternalMetricStatus.metric:type_name -> recommender.v1.MetricIdentifier
+	31,  // 61: recommender.v1.ExternalMetricStatus.current:type_name -> recommender.v1.MetricValueStatus
+	58,  // 62: recommender.v1.Condition.last_transition_time:type_name -> google.protobuf.Timestamp
+	34,  // 63: recommender.v1.Explanation.metrics:type_name -> recommender.v1.MetricExplanation
+	59,  // 64: recommender.v1.Explanation.stabilization_window:type_name -> google.protobuf.Duration
+	0,   // 65: recommender.v1.ReportScaleRequest.target:type_name -> recommender.v1.TargetRef
+	1,   // 66: recommender.v1.SimulateRequest.spec:type_name -> recommender.v1.HorizontalPodAutoscalerSpec
+	22,  // 67: recommender.v1.SimulateRequest.options:type_name -> recommender.v1.Options
+	41,  // 68: recommender.v1.SimulateRequest.history:type_name -> recommender.v1.History
+	38,  // 69: recommender.v1.SimulateRequest.steps:type_name -> recommender.v1.SimulateStep
+	58,  // 70: recommender.v1.SimulateStep.time:type_name -> google.protobuf.Timestamp
+	17,  // 71: recommender.v1.SimulateStep.pods:type_name -> recommender.v1.PodState
+	20,  // 72: recommender.v1.SimulateStep.metrics:type_name -> recommender.v1.MetricObservation
+	40,  // 73: recommender.v1.SimulateResponse.steps:type_name -> recommender.v1.SimulateStepResult
+	41,  // 74: recommender.v1.SimulateResponse.history:type_name -> recommender.v1.History
+	58,  // 75: recommender.v1.SimulateStepResult.time:type_name -> google.protobuf.Timestamp
+	25,  // 76: recommender.v1.SimulateStepResult.current_metrics:type_name -> recommender.v1.MetricStatus
+	32,  // 77: recommender.v1.SimulateStepResult.conditions:type_name -> recommender.v1.Condition
+	33,  // 78: recommender.v1.SimulateStepResult.explanation:type_name -> recommender.v1.Explanation
+	42,  // 79: recommender.v1.History.recommendations:type_name -> recommender.v1.HistoryRecommendation
+	43,  // 80: recommender.v1.History.scale_up_events:type_name -> recommender.v1.ScaleEvent
+	43,  // 81: recommender.v1.History.scale_down_events:type_name -> recommender.v1.ScaleEvent
+	58,  // 82: recommender.v1.HistoryRecommendation.time:type_name -> google.protobuf.Timestamp
+	58,  // 83: recommender.v1.ScaleEvent.time:type_name -> google.protobuf.Timestamp
+	0,   // 84: recommender.v1.GetTargetRequest.target:type_name -> recommender.v1.TargetRef
+	0,   // 85: recommender.v1.GetTargetResponse.target:type_name -> recommender.v1.TargetRef
+	1,   // 86: recommender.v1.GetTargetResponse.spec:type_name -> recommender.v1.HorizontalPodAutoscalerSpec
+	41,  // 87: recommender.v1.GetTargetResponse.history:type_name -> recommender.v1.History
+	32,  // 88: recommender.v1.GetTargetResponse.conditions:type_name -> recommender.v1.Condition
+	46,  // 89: recommender.v1.GetTargetResponse.last_decision:type_name -> recommender.v1.LastDecision
+	47,  // 90: recommender.v1.GetTargetResponse.pending_decisions:type_name -> recommender.v1.PendingDecision
+	58,  // 91: recommender.v1.GetTargetResponse.last_seen:type_name -> google.protobuf.Timestamp
+	58,  // 92: recommender.v1.LastDecision.time:type_name -> google.protobuf.Timestamp
+	24,  // 93: recommender.v1.LastDecision.response:type_name -> recommender.v1.RecommendResponse
+	58,  // 94: recommender.v1.PendingDecision.time:type_name -> google.protobuf.Timestamp
+	50,  // 95: recommender.v1.ListTargetsResponse.targets:type_name -> recommender.v1.TargetSummary
+	0,   // 96: recommender.v1.TargetSummary.target:type_name -> recommender.v1.TargetRef
+	58,  // 97: recommender.v1.TargetSummary.last_seen:type_name -> google.protobuf.Timestamp
+	0,   // 98: recommender.v1.DeleteTargetRequest.target:type_name -> recommender.v1.TargetRef
+	23,  // 99: recommender.v1.RecommenderService.Recommend:input_type -> recommender.v1.RecommendRequest
+	35,  // 100: recommender.v1.RecommenderService.ReportScale:input_type -> recommender.v1.ReportScaleRequest
+	37,  // 101: recommender.v1.RecommenderService.Simulate:input_type -> recommender.v1.SimulateRequest
+	44,  // 102: recommender.v1.RecommenderService.GetTarget:input_type -> recommender.v1.GetTargetRequest
+	48,  // 103: recommender.v1.RecommenderService.ListTargets:input_type -> recommender.v1.ListTargetsRequest
+	51,  // 104: recommender.v1.RecommenderService.DeleteTarget:input_type -> recommender.v1.DeleteTargetRequest
+	24,  // 105: recommender.v1.RecommenderService.Recommend:output_type -> recommender.v1.RecommendResponse
+	36,  // 106: recommender.v1.RecommenderService.ReportScale:output_type -> recommender.v1.ReportScaleResponse
+	39,  // 107: recommender.v1.RecommenderService.Simulate:output_type -> recommender.v1.SimulateResponse
+	45,  // 108: recommender.v1.RecommenderService.GetTarget:output_type -> recommender.v1.GetTargetResponse
+	49,  // 109: recommender.v1.RecommenderService.ListTargets:output_type -> recommender.v1.ListTargetsResponse
+	52,  // 110: recommender.v1.RecommenderService.DeleteTarget:output_type -> recommender.v1.DeleteTargetResponse
+	105, // [105:111] is the sub-list for method output_type
+	99,  // [99:105] is the sub-list for method input_type
+	99,  // [99:99] is the sub-list for extension type_name
+	99,  // [99:99] is the sub-list for extension extendee
+	0,   // [0:99] is the sub-list for field type_name
 }
 
 func init() { file_recommender_v1_recommender_proto_init() }
@@ -4294,7 +4355,7 @@ func file_recommender_v1_recommender_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_recommender_v1_recommender_proto_rawDesc), len(file_recommender_v1_recommender_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   57,
+			NumMessages:   58,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
