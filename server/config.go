@@ -119,8 +119,16 @@ func DefaultConfig() Config {
 		MaxSteps:               10000,
 		TargetTTL:              24 * time.Hour,
 		ShutdownTimeout:        15 * time.Second,
-		Defaults:               recommender.DefaultOptions(),
+		Defaults:               defaultOptions(),
 	}
+}
+
+// defaultOptions are the upstream controller's defaults, deciding as the newest supported
+// Kubernetes release.
+func defaultOptions() recommender.Options {
+	o := recommender.DefaultOptions()
+	o.KubernetesVersion = recommender.NewestKubernetesVersion
+	return o
 }
 
 type listFlag struct{ v *[]string }
@@ -175,6 +183,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.Defaults.CPUInitializationPeriod, "cpu-initialization-period", c.Defaults.CPUInitializationPeriod, "default CPU initialization period")
 	fs.DurationVar(&c.Defaults.InitialReadinessDelay, "initial-readiness-delay", c.Defaults.InitialReadinessDelay, "default initial readiness delay")
 	fs.DurationVar(&c.Defaults.DownscaleStabilizationWindow, "downscale-stabilization", c.Defaults.DownscaleStabilizationWindow, "default downscale stabilization window")
+	fs.StringVar(&c.Defaults.KubernetesVersion, "kubernetes-version", c.Defaults.KubernetesVersion,
+		"Kubernetes release whose HPA controller decides a request that names none ("+recommender.OldestKubernetesVersion+" to "+recommender.NewestKubernetesVersion+"), with that release's default feature gates")
 }
 
 // EnvName is the environment variable of a flag name.
@@ -257,6 +267,9 @@ func (c *Config) Validate() error {
 	}
 	if c.TargetTTL < 0 {
 		errs = append(errs, errors.New("--target-ttl must not be negative"))
+	}
+	if _, err := recommender.RulesFor(c.Defaults); err != nil {
+		errs = append(errs, fmt.Errorf("--kubernetes-version: %w", err))
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("--shutdown-timeout must be positive"))

@@ -498,7 +498,10 @@ func (c *converter) options(o *pb.Options, defaults recommender.Options) recomme
 	out.InitialReadinessDelay = c.duration("initialReadinessDelay", o.GetInitialReadinessDelay(), defaults.InitialReadinessDelay)
 	out.DownscaleStabilizationWindow = c.duration("downscaleStabilizationWindow", o.GetDownscaleStabilizationWindow(), defaults.DownscaleStabilizationWindow)
 	if o.KubernetesVersion != nil {
-		if _, err := recommender.RulesFor(recommender.Options{KubernetesVersion: *o.KubernetesVersion}); err != nil {
+		if *o.KubernetesVersion == "" {
+			// Present but empty is a mistake, not "the default": absent says that.
+			c.fail("kubernetesVersion", "must not be empty: supported are "+recommender.OldestKubernetesVersion+" to "+recommender.NewestKubernetesVersion+" (absent: the server's default)")
+		} else if _, err := recommender.RulesFor(recommender.Options{KubernetesVersion: *o.KubernetesVersion}); err != nil {
 			c.fail("kubernetesVersion", err.Error())
 		} else {
 			out.KubernetesVersion = *o.KubernetesVersion
