@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 )
@@ -18,6 +19,7 @@ func (a *App) recommend(ctx context.Context, args []string) error {
 	obsFile := fs.String("observations", "", "the currentReplicas, statusReplicas, pods and metrics of a RecommendRequest, in its JSON (protojson)")
 	dryRun := fs.Bool("dry-run", false, "compute the same answer and write nothing on the server")
 	useLocal := fs.Bool("local", false, "decide in process with the recommender package, without a server (first sight, nothing stored)")
+	versions := registerVersions(fs, 1)
 	out := registerOutput(fs)
 	conn := a.registerConn(fs)
 	if err := parse(fs, args); err != nil {
@@ -39,6 +41,12 @@ func (a *App) recommend(ctx context.Context, args []string) error {
 		return err
 	}
 	req.Target, req.Spec, req.DryRun = ref, m.spec, *dryRun
+	if len(versions.list) == 1 {
+		if req.Options == nil {
+			req.Options = &pb.Options{}
+		}
+		req.Options.KubernetesVersion = proto.String(versions.list[0])
+	}
 
 	var resp *pb.RecommendResponse
 	if *useLocal {

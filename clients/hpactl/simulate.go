@@ -55,6 +55,8 @@ type simConfig struct {
 	initialReplicas int32
 	// requests are each pod's container requests (resource name -> quantity).
 	requests map[string]resource.Quantity
+	// options are every request's options (nil: the server's defaults).
+	options *pb.Options
 }
 
 // simStep is one row's outcome.
@@ -168,6 +170,7 @@ func runSimulation(ctx context.Context, simulate simulateFunc, cfg simConfig, ro
 		}
 		req := &pb.SimulateRequest{
 			Spec:            cfg.spec,
+			Options:         cfg.options,
 			InitialReplicas: current,
 			History:         history,
 			Steps: []*pb.SimulateStep{{
@@ -304,6 +307,7 @@ func (a *App) simulate(ctx context.Context, args []string) error {
 	fs.Var(requests, "request", "each pod's request, resource=quantity, repeatable (default: 1 of the first metric's resource: cpu=1, memory=1Gi)")
 	plotPath := fs.String("plot", "", "write a chart of demand, capacity at target, replicas and per-pod utilization (.png or .svg)")
 	useLocal := fs.Bool("local", false, "replay in process with the recommender package, without a server")
+	versions := registerVersions(fs, 2)
 	out := registerOutput(fs)
 	conn := a.registerConn(fs)
 	if err := parse(fs, args); err != nil {
@@ -311,6 +315,9 @@ func (a *App) simulate(ctx context.Context, args []string) error {
 	}
 	if *file == "" || *tracePath == "" {
 		return errors.New("simulate needs -f hpa.yaml and --trace load.csv")
+	}
+	if len(versions.list) > 1 && (*plotPath != "" || *out == "json") {
+		return errors.New("--plot and --output json take one --kubernetes-version")
 	}
 	if *startup < 0 {
 		return errors.New("--startup must not be negative")
@@ -353,6 +360,19 @@ func (a *App) simulate(ctx context.Context, args []string) error {
 		sim = func(ctx context.Context, req *pb.SimulateRequest) (*pb.SimulateResponse, error) {
 			return c.Simulate(ctx, req)
 		}
+	}
+	if len(versions.list) == 2 {
+		runs := make([][]simStep, 2)
+		for i, v := range versions.list {
+			cfg.options = versionOptions(v)
+			if runs[i], _, err = runSimulation(ctx, sim, cfg, ticks); err != nil {
+				return fmt.Errorf("Kubernetes %s: %w", v, err)
+			}
+		}
+		return writeSideBySide(a.Stdout, versions.list, runs)
+	}
+	if len(versions.list) == 1 {
+		cfg.options = versionOptions(versions.list[0])
 	}
 	steps, history, err := runSimulation(ctx, sim, cfg, ticks)
 	if err != nil {
