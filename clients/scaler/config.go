@@ -9,6 +9,7 @@ import (
 
 	"github.com/hpa-recommender/hpa-recommender/clients/goclient"
 	"github.com/hpa-recommender/hpa-recommender/internal/envflag"
+	"github.com/hpa-recommender/hpa-recommender/recommender"
 )
 
 // EnvPrefix prefixes the environment variable of every flag: --sync-period is
@@ -100,6 +101,10 @@ type Config struct {
 
 // OptionFlags are the optional controller settings; nil means unset.
 type OptionFlags struct {
+	// KubernetesVersion is the release whose HPA controller decides this cluster's autoscalers
+	// (options.kubernetesVersion); empty: the service's default; "auto" (KubernetesVersionAuto):
+	// the API server's release, which ResolveKubernetesVersion reads before New.
+	KubernetesVersion            string
 	Tolerance                    *float64
 	CPUInitializationPeriod      *time.Duration
 	InitialReadinessDelay        *time.Duration
@@ -194,6 +199,9 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.HTTPListen, "http-listen", c.HTTPListen, "address of /metrics, /healthz and /readyz (empty: off)")
 	fs.DurationVar(&c.FallbackAfter, "fallback-after", c.FallbackAfter, "decide locally after the service has not answered for this long (0: never, fail static)")
 	fs.BoolVar(&c.FallbackScaleDown, "fallback-scale-down", c.FallbackScaleDown, "let local fallback decisions scale down (default: scale up only)")
+	fs.StringVar(&c.Options.KubernetesVersion, "kubernetes-version", c.Options.KubernetesVersion,
+		"Kubernetes release whose HPA controller decides this cluster's autoscalers, "+recommender.OldestKubernetesVersion+" to "+recommender.NewestKubernetesVersion+
+			", or "+KubernetesVersionAuto+" for the API server's own, read at start (default: the service's --kubernetes-version)")
 	fs.Var(optFloat{&c.Options.Tolerance}, "tolerance", "tolerance sent with every Recommend (default: the service's)")
 	fs.Var(optDuration{&c.Options.CPUInitializationPeriod}, "cpu-initialization-period", "CPU initialization period sent with every Recommend (default: the service's)")
 	fs.Var(optDuration{&c.Options.InitialReadinessDelay}, "initial-readiness-delay", "initial readiness delay sent with every Recommend (default: the service's)")
@@ -266,6 +274,9 @@ func (c *Config) Validate() error {
 	}
 	if c.FallbackAfter < 0 {
 		bad("--fallback-after must not be negative")
+	}
+	if err := validKubernetesVersion(c.Options.KubernetesVersion); err != nil {
+		errs = append(errs, err)
 	}
 	if t := c.Options.Tolerance; t != nil && (*t < 0 || *t != *t) {
 		bad("--tolerance must be a non-negative number")

@@ -52,6 +52,7 @@ func podState(p *corev1.Pod) *pb.PodState {
 	if r := p.Spec.Resources; r != nil {
 		out.Requests = requests(r.Requests)
 	}
+	out.Overhead = requests(p.Spec.Overhead)
 	return out
 }
 

@@ -123,6 +123,10 @@ func New(cfg Config, deps Deps) (*Scaler, error) {
 	}
 	s.local.Now = s.now
 	o := cfg.Options
+	if o.KubernetesVersion == KubernetesVersionAuto {
+		return nil, errors.New("scaler: resolve --kubernetes-version=auto (ResolveKubernetesVersion) before New")
+	}
+	s.local.Options.KubernetesVersion = o.KubernetesVersion
 	if o.Tolerance != nil {
 		s.local.Options.Tolerance = *o.Tolerance
 	}
@@ -219,6 +223,9 @@ func (s *Scaler) options() *pb.Options {
 		return nil
 	}
 	out := &pb.Options{Tolerance: o.Tolerance}
+	if v := o.KubernetesVersion; v != "" {
+		out.KubernetesVersion = &v
+	}
 	if d := o.CPUInitializationPeriod; d != nil {
 		out.CpuInitializationPeriod = durationpb.New(*d)
 	}

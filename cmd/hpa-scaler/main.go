@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -58,6 +59,15 @@ func run(args []string) error {
 	}
 	restCfg.QPS, restCfg.Burst = float32(cfg.KubeQPS), cfg.KubeBurst
 	restCfg.UserAgent = "hpa-scaler"
+	if cfg.Options.KubernetesVersion == scaler.KubernetesVersionAuto {
+		disc, err := discovery.NewDiscoveryClientForConfig(restCfg)
+		if err != nil {
+			return fmt.Errorf("discovery client: %w", err)
+		}
+		if cfg.Options.KubernetesVersion, err = scaler.ResolveKubernetesVersion(cfg.Options.KubernetesVersion, disc); err != nil {
+			return err
+		}
+	}
 	kube, runner, err := scaler.NewKube(restCfg, "hpa-scaler")
 	if err != nil {
 		return err
@@ -77,7 +87,7 @@ func run(args []string) error {
 		return err
 	}
 	log.Info("hpa-scaler started", "cluster", cfg.Cluster, "service", cfg.ServiceAddr, "manifests", cfg.ManifestsDir,
-		"dryRun", cfg.DryRun, "leaderElect", cfg.LeaderElect, "fallbackAfter", cfg.FallbackAfter)
+		"kubernetesVersion", cfg.Options.KubernetesVersion, "dryRun", cfg.DryRun, "leaderElect", cfg.LeaderElect, "fallbackAfter", cfg.FallbackAfter)
 	return s.Run(ctx, scaler.RunDeps{LeaseClient: runner.Client, Ready: runner.Synced})
 }
 
