@@ -287,6 +287,14 @@ func fuzzCase(data []byte) (Options, Input, State) {
 	if r.intn(4) == 0 {
 		opts.Tolerance = []float64{0, 0.05, 0.5}[r.intn(3)]
 	}
+	// The release (0, and a spent input: the newest) and, sometimes, the scale-to-zero gate.
+	if v := r.intn(6); v > 0 {
+		opts.KubernetesVersion = KubernetesVersions()[v-1]
+	}
+	if r.intn(4) == 1 {
+		on := r.bool()
+		opts.HPAScaleToZero = &on
+	}
 	return opts, in, st
 }
 
