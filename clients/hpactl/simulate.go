@@ -366,7 +366,7 @@ func (a *App) simulate(ctx context.Context, args []string) error {
 		for i, v := range versions.list {
 			cfg.options = versionOptions(v)
 			if runs[i], _, err = runSimulation(ctx, sim, cfg, ticks); err != nil {
-				return fmt.Errorf("Kubernetes %s: %w", v, err)
+				return fmt.Errorf("simulate as Kubernetes %s: %w", v, err)
 			}
 		}
 		return writeSideBySide(a.Stdout, versions.list, runs)
