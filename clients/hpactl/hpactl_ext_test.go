@@ -210,7 +210,7 @@ spec:
 		{name: "unknown manifest field", args: []string{"recommend", "-f", writeFile(t, "typo.yaml", "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nspec:\n  maxReplica: 3\n"), "--observations", obsJSON},
 			wantStderr: []string{"parse manifest", "maxReplica"}},
 		{name: "not an HPA", args: []string{"recommend", "-f", writeFile(t, "dep.yaml", "apiVersion: apps/v1\nkind: Deployment\n"), "--observations", obsJSON},
-			wantStderr: []string{"want apiVersion autoscaling/v2, kind HorizontalPodAutoscaler"}},
+			wantStderr: []string{"holds no HorizontalPodAutoscaler (autoscaling/v2 or autoscaling/v1)"}},
 		{name: "unparsable observations", args: []string{"recommend", "-f", hpaYAML, "--observations", writeFile(t, "o.json", `{"currentReplicas": "x"`)},
 			wantStderr: []string{"parse observations"}},
 		{name: "invalid spec from server", args: []string{"recommend", "-f", badSpec, "--observations", obsJSON},
@@ -269,15 +269,31 @@ spec:
 	}
 }
 
+// multiHPA is testdata/hpa.yaml's autoscaler under each name, one document each, after a
+// document of another kind.
+func multiHPA(t *testing.T, names ...string) string {
+	t.Helper()
+	b, err := os.ReadFile(hpaYAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := []string{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other}\n"}
+	for _, n := range names {
+		docs = append(docs, strings.Replace(string(b), "name: web\n  namespace", "name: "+n+"\n  namespace", 1))
+	}
+	return writeFile(t, "hpas.yaml", strings.Join(docs, "---\n"))
+}
+
 func TestGetListDelete(t *testing.T) {
 	addr := startServer(t)
-	for _, target := range [][]string{
-		{"--cluster", "prod"},
-		{"--cluster", "prod", "--name", "api"},
-		{"--cluster", "prod", "--name", "cart", "--namespace", "checkout"},
-		{"--cluster", "staging"},
+	multi := multiHPA(t, "web", "api", "cart")
+	for _, args := range [][]string{
+		{"-f", hpaYAML, "--cluster", "prod"},
+		{"-f", multi, "--cluster", "prod", "--name", "api"},
+		{"-f", multi, "--cluster", "prod", "--name", "cart", "--namespace", "checkout"},
+		{"-f", hpaYAML, "--cluster", "staging"},
 	} {
-		mustOK(t, run(t, addr, append([]string{"recommend", "-f", hpaYAML, "--observations", obsJSON}, target...)...))
+		mustOK(t, run(t, addr, append([]string{"recommend", "--observations", obsJSON}, args...)...))
 	}
 
 	t.Run("get by manifest", func(t *testing.T) {
@@ -556,4 +572,113 @@ func TestHelp(t *testing.T) {
 	if r := run(t, "", "simulate", "-h"); r.code != 0 || !strings.Contains(r.stderr, "-startup") {
 		t.Errorf("simulate -h: exit %d, stderr %q", r.code, r.stderr)
 	}
+}
+
+// TestManifestsLikeKubectl: a file of several documents acts on each autoscaler (other kinds
+// skipped) or the one --name picks; autoscaling/v1 reads as the API server converts it; every
+// mistake of a file is reported at once with its document and field path.
+func TestManifestsLikeKubectl(t *testing.T) {
+	addr := startServer(t)
+	multi := multiHPA(t, "web", "api")
+
+	t.Run("recommend acts on each", func(t *testing.T) {
+		r := run(t, addr, "recommend", "-f", multi, "--observations", obsJSON, "--cluster", "each")
+		mustOK(t, r)
+		for _, want := range []string{"each/shop/web", "each/shop/api"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("output lacks %q:\n%s", want, r.stdout)
+			}
+		}
+		if n := strings.Count(r.stdout, "Desired replicas:"); n != 2 {
+			t.Errorf("%d decisions, want 2:\n%s", n, r.stdout)
+		}
+		r = run(t, addr, "list", "--cluster", "each", "-o", "json")
+		mustOK(t, r)
+		if n := strings.Count(r.stdout, `"name":`); n != 2 {
+			t.Errorf("list shows %d targets, want 2:\n%s", n, r.stdout)
+		}
+	})
+	t.Run("get and delete pick by name", func(t *testing.T) {
+		r := run(t, addr, "get", "-f", multi, "--name", "api", "--cluster", "each", "-o", "json")
+		mustOK(t, r)
+		resp := &pb.GetTargetResponse{}
+		if err := protojson.Unmarshal([]byte(r.stdout), resp); err != nil {
+			t.Fatalf("one GetTargetResponse expected: %v\n%s", err, r.stdout)
+		}
+		if got := resp.GetTarget().GetName(); got != "api" {
+			t.Errorf("got target %q, want api", got)
+		}
+		r = run(t, addr, "delete", "-f", multi, "--cluster", "each")
+		mustOK(t, r)
+		if want := "deleted each/shop/web\ndeleted each/shop/api\n"; r.stdout != want {
+			t.Errorf("stdout %q, want %q", r.stdout, want)
+		}
+		// Both are gone: each get fails, each named.
+		r = run(t, addr, "get", "-f", multi, "--cluster", "each")
+		if r.code != 1 || strings.Count(r.stderr, "NotFound") != 2 || !strings.Contains(r.stderr, "hpactl: each/shop/api: NotFound") {
+			t.Errorf("get after delete: exit %d, stderr %q; want 1 and a NotFound for each", r.code, r.stderr)
+		}
+	})
+	t.Run("unknown name", func(t *testing.T) {
+		r := run(t, addr, "get", "-f", multi, "--name", "nope")
+		if r.code != 1 || !strings.Contains(r.stderr, `holds no HorizontalPodAutoscaler named "nope" (it holds shop/web, shop/api)`) {
+			t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+		}
+	})
+	t.Run("plot needs one", func(t *testing.T) {
+		r := run(t, "", "simulate", "-f", multi, "--trace", loadCSV, "--local", "--plot", filepath.Join(t.TempDir(), "x.png"))
+		if r.code != 1 || !strings.Contains(r.stderr, "pick one with --name") {
+			t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+		}
+	})
+	t.Run("v1 decides as its v2 conversion", func(t *testing.T) {
+		v1 := writeFile(t, "v1.yaml", `apiVersion: autoscaling/v1
+kind: HorizontalPodAutoscaler
+metadata: {name: web, namespace: shop}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 2
+  maxReplicas: 20
+  targetCPUUtilizationPercentage: 60
+`)
+		v2 := writeFile(t, "v2.yaml", `apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web, namespace: shop}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 2
+  maxReplicas: 20
+  metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 60}}}]
+`)
+		got := decodeRecommend(t, run(t, "", "recommend", "-f", v1, "--observations", obsJSON, "--local", "-o", "json").stdout)
+		want := decodeRecommend(t, run(t, "", "recommend", "-f", v2, "--observations", obsJSON, "--local", "-o", "json").stdout)
+		if diff := cmp.Diff(got, want, protocmp.Transform()); diff != "" {
+			t.Errorf("v1 (-got) and v2 (+want) decide differently:\n%s", diff)
+		}
+		if got.GetDesiredReplicas() != 5 {
+			t.Errorf("desired %d, want 5", got.GetDesiredReplicas())
+		}
+	})
+	t.Run("every problem at once", func(t *testing.T) {
+		bad := writeFile(t, "bad.yaml", `apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web, namespace: shop}
+spec:
+  maxReplica: 3
+  metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilisation: 60}}}]
+---
+apiVersion: autoscaling/v1
+kind: HorizontalPodAutoscaler
+metadata: {name: api, namespace: shop}
+spec: {maxReplicas: 3, targetCPUUtilization: 50}
+`)
+		r := run(t, "", "recommend", "-f", bad, "--observations", obsJSON, "--local")
+		want := "hpactl: parse manifest " + bad + ": 3 problems:\n" +
+			"  document 0 (HorizontalPodAutoscaler shop/web): spec.maxReplica: unknown field\n" +
+			"  document 0 (HorizontalPodAutoscaler shop/web): spec.metrics[0].resource.target.averageUtilisation: unknown field\n" +
+			"  document 1 (HorizontalPodAutoscaler shop/api): spec.targetCPUUtilization: unknown field\n"
+		if r.code != 1 || r.stderr != want {
+			t.Errorf("exit %d, stderr:\n%s\nwant 1 and:\n%s", r.code, r.stderr, want)
+		}
+	})
 }
