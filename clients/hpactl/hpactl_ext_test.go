@@ -284,6 +284,8 @@ func multiHPA(t *testing.T, names ...string) string {
 	return writeFile(t, "hpas.yaml", strings.Join(docs, "---\n"))
 }
 
+func targetKey(r *pb.TargetRef) string { return r.GetCluster() + "/" + r.GetNamespace() + "/" + r.GetName() }
+
 func TestGetListDelete(t *testing.T) {
 	addr := startServer(t)
 	multi := multiHPA(t, "web", "api", "cart")
@@ -363,10 +365,26 @@ func TestGetListDelete(t *testing.T) {
 			t.Errorf("got %d targets, want 3", got)
 		}
 	})
-	t.Run("list namespace needs cluster", func(t *testing.T) {
-		r := run(t, addr, "list", "--namespace", "shop")
-		if r.code != 1 || !strings.Contains(r.stderr, "InvalidArgument") || !strings.Contains(r.stderr, "  cluster: ") {
-			t.Errorf("exit %d, stderr %q; want 1, InvalidArgument and the cluster field", r.code, r.stderr)
+	t.Run("list namespace without cluster", func(t *testing.T) {
+		// The default cluster, as an empty --cluster means in every other command.
+		mustOK(t, run(t, addr, "recommend", "-f", hpaYAML, "--observations", obsJSON))
+		r := run(t, addr, "list", "--namespace", "shop", "-o", "json")
+		mustOK(t, r)
+		resp := &pb.ListTargetsResponse{}
+		if err := protojson.Unmarshal([]byte(r.stdout), resp); err != nil {
+			t.Fatal(err)
+		}
+		if got := resp.GetTargets(); len(got) != 1 || targetKey(got[0].GetTarget()) != "default/shop/web" {
+			t.Errorf("targets %v, want default/shop/web only", got)
+		}
+		if err := run(t, addr, "delete", "-f", hpaYAML); err.code != 0 {
+			t.Fatal(err.stderr)
+		}
+	})
+	t.Run("get unknown names the target", func(t *testing.T) {
+		r := run(t, addr, "get", "--namespace", "shop", "--name", "nope")
+		if want := "hpactl: NotFound: target default/shop/nope not found\n"; r.code != 1 || r.stderr != want {
+			t.Errorf("exit %d, stderr %q; want 1 and %q", r.code, r.stderr, want)
 		}
 	})
 	t.Run("delete", func(t *testing.T) {

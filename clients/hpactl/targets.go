@@ -72,8 +72,8 @@ func (a *App) writeTarget(resp *pb.GetTargetResponse) {
 
 func (a *App) list(ctx context.Context, args []string) error {
 	fs := a.newFlagSet("list")
-	cluster := fs.String("cluster", "", "only targets of this cluster (empty: every cluster you may read)")
-	namespace := fs.String("namespace", "", "only targets of this namespace (needs --cluster)")
+	cluster := fs.String("cluster", "", "only targets of this cluster (default: every cluster you may read; with --namespace, the server's default cluster)")
+	namespace := fs.String("namespace", "", "only targets of this namespace")
 	limit := fs.Int("limit", 0, "print at most this many targets (0: all; every page is fetched)")
 	out := registerOutput(fs)
 	conn := a.registerConn(fs)
