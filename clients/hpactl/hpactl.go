@@ -68,12 +68,18 @@ type App struct {
 	Getenv func(string) string
 	// Local is the in-process engine of --local.
 	Local *local.Engine
+	// Version is what --version prints (the binary's build information).
+	Version string
+}
+
+// New is the App of a process: os.Getenv and a local engine, writing to stdout and stderr.
+func New(stdout, stderr io.Writer) *App {
+	return &App{Stdout: stdout, Stderr: stderr, Getenv: os.Getenv, Local: local.New()}
 }
 
 // Run runs hpactl with args (without the program name) and returns the exit code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	a := &App{Stdout: stdout, Stderr: stderr, Getenv: os.Getenv, Local: local.New()}
-	return a.Run(ctx, args)
+	return New(stdout, stderr).Run(ctx, args)
 }
 
 // Run runs hpactl with args (without the program name) and returns the exit code.
@@ -94,6 +100,9 @@ func (a *App) Run(ctx context.Context, args []string) int {
 		err = a.list(ctx, rest)
 	case "delete":
 		err = a.delete(ctx, rest)
+	case "--version", "-version", "version":
+		fmt.Fprintln(a.Stdout, a.Version)
+		return ExitOK
 	case "help", "-h", "--help":
 		fmt.Fprint(a.Stdout, usage)
 		return ExitOK

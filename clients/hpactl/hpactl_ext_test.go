@@ -284,7 +284,9 @@ func multiHPA(t *testing.T, names ...string) string {
 	return writeFile(t, "hpas.yaml", strings.Join(docs, "---\n"))
 }
 
-func targetKey(r *pb.TargetRef) string { return r.GetCluster() + "/" + r.GetNamespace() + "/" + r.GetName() }
+func targetKey(r *pb.TargetRef) string {
+	return r.GetCluster() + "/" + r.GetNamespace() + "/" + r.GetName()
+}
 
 func TestGetListDelete(t *testing.T) {
 	addr := startServer(t)

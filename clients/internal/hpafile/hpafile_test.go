@@ -172,9 +172,9 @@ spec:
 			wantAnnotations: map[string]string{"hpa-recommender.io/mode": "shadow"},
 		},
 		{
-			name: "an empty behavior annotation sets no behavior",
-			yaml: head + "  annotations: {autoscaling.alpha.kubernetes.io/behavior: '{}'}\nspec: {maxReplicas: 3}\n",
-			want: &pb.HorizontalPodAutoscalerSpec{MaxReplicas: 3, Metrics: []*pb.MetricSpec{cpu(80)}},
+			name:            "an empty behavior annotation sets no behavior",
+			yaml:            head + "  annotations: {autoscaling.alpha.kubernetes.io/behavior: '{}'}\nspec: {maxReplicas: 3}\n",
+			want:            &pb.HorizontalPodAutoscalerSpec{MaxReplicas: 3, Metrics: []*pb.MetricSpec{cpu(80)}},
 			wantAnnotations: map[string]string{},
 		},
 	}
