@@ -304,7 +304,7 @@ func (o *outputFlag) Set(s string) error {
 
 func registerOutput(fs *flag.FlagSet) *outputFlag {
 	o := outputFlag("text")
-	fs.Var(&o, "output", "output format: text or json")
-	fs.Var(&o, "o", "shorthand for --output")
+	fs.Var(&o, "output", "output `format`: text or json")
+	fs.Var(&o, "o", "shorthand for --output: the output `format`")
 	return &o
 }

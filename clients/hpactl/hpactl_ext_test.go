@@ -702,3 +702,29 @@ spec: {maxReplicas: 3, targetCPUUtilization: 50}
 		}
 	})
 }
+
+// TestFlagHelp: every command's flag help names each flag's type (a switch has none) and
+// states one default at most; --version prints the App's version.
+func TestFlagHelp(t *testing.T) {
+	for _, cmd := range []string{"recommend", "simulate", "get", "list", "delete"} {
+		t.Run(cmd, func(t *testing.T) {
+			r := run(t, "", cmd, "-h")
+			mustOK(t, r)
+			// Flags are "  -name type" lines, each followed by its indented usage.
+			for _, block := range strings.Split(r.stderr, "\n  -")[1:] {
+				f := strings.Fields(block)
+				if len(f) > 1 && f[1] == "value" {
+					t.Errorf("-%s names no type: %q", f[0], block)
+				}
+				if n := strings.Count(block, "(default"); n > 1 {
+					t.Errorf("-%s states %d defaults: %q", f[0], n, block)
+				}
+			}
+		})
+	}
+	var stdout bytes.Buffer
+	app := &hpactl.App{Stdout: &stdout, Stderr: &stdout, Version: "hpactl v1.2.3 (revision abc; go1.26.8)"}
+	if code := app.Run(t.Context(), []string{"--version"}); code != 0 || stdout.String() != app.Version+"\n" {
+		t.Errorf("--version: exit %d, output %q", code, stdout.String())
+	}
+}

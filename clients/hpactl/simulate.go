@@ -301,7 +301,7 @@ func (a *App) simulate(ctx context.Context, args []string) error {
 	initial := &initialReplicasFlag{}
 	fs.Var(initial, "initial-replicas", "replicas at the first row, an `int` (default: the spec's minReplicas, else 1)")
 	requests := requestFlag{}
-	fs.Var(requests, "request", "each pod's request, resource=quantity, repeatable (default: 1 of the first metric's resource: cpu=1, memory=1Gi)")
+	fs.Var(requests, "request", "each pod's request, `resource=quantity`, repeatable (default: 1 of the first metric's resource: cpu=1, memory=1Gi)")
 	plotPath := fs.String("plot", "", "write a chart of demand, capacity at target, replicas and per-pod utilization (.png or .svg)")
 	useLocal := fs.Bool("local", false, "replay in process with the recommender package, without a server")
 	out := registerOutput(fs)

@@ -64,7 +64,7 @@ func run(args []string) error {
 	fs := flag.NewFlagSet("hpa-recommender", flag.ContinueOnError)
 	cfg.RegisterFlags(fs)
 	var level slog.Level
-	fs.TextVar(&level, "log-level", slog.LevelInfo, "log level: debug (every call), info, warn or error")
+	fs.TextVar(&level, "log-level", slog.LevelInfo, "log `level`: debug (every call), info, warn or error")
 	if err := envflag.Parse(fs, server.EnvPrefix, "hpa-recommender [flags] | hpa-recommender --version", args, os.LookupEnv); err != nil {
 		return err
 	}

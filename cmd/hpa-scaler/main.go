@@ -38,7 +38,7 @@ func run(args []string) error {
 	fs := flag.NewFlagSet("hpa-scaler", flag.ContinueOnError)
 	cfg.RegisterFlags(fs)
 	var level slog.Level
-	fs.TextVar(&level, "log-level", slog.LevelInfo, "log level: debug, info, warn or error")
+	fs.TextVar(&level, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
 	if err := envflag.Parse(fs, scaler.EnvPrefix, "hpa-scaler --cluster NAME --manifests-dir DIR [flags] | hpa-scaler --version", args, os.LookupEnv); err != nil {
 		return err
 	}

@@ -37,11 +37,9 @@ func TestFormat(t *testing.T) {
 	}
 }
 
-// TestEveryBinaryAnswersVersion builds each binary of cmd/ from this checkout and runs it with
-// --version: each prints its name and the module version and VCS revision that `go version -m`
-// reads from the same binary. (A git worktree gets no VCS stamping from the go command, so
-// there the revision is "unknown"; TestFormat covers a stamped build.)
-func TestEveryBinaryAnswersVersion(t *testing.T) {
+// TestEveryBinary builds each binary of cmd/ from this checkout, then checks its --version and
+// its flag help.
+func TestEveryBinary(t *testing.T) {
 	root, err := filepath.Abs("../../..")
 	if err != nil {
 		t.Fatal(err)
@@ -53,33 +51,50 @@ func TestEveryBinaryAnswersVersion(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	for _, name := range []string{"hpa-recommender", "hpa-scaler", "hpactl", "hpa-bench"} {
-		t.Run(name, func(t *testing.T) {
-			exe := filepath.Join(bin, name)
-			info, err := exec.Command("go", "version", "-m", exe).Output()
+		exe := filepath.Join(bin, name)
+		t.Run(name+"/version", func(t *testing.T) { checkVersion(t, name, exe) })
+		if name == "hpactl" {
+			continue // its help is per command: clients/hpactl's TestFlagHelp
+		}
+		t.Run(name+"/help", func(t *testing.T) {
+			out, err := exec.Command(exe, "-h").CombinedOutput()
 			if err != nil {
-				t.Fatalf("go version -m: %v", err)
+				t.Fatalf("%s -h: %v\n%s", name, err, out)
 			}
-			ver, rev := "", "unknown"
-			for _, line := range strings.Split(string(info), "\n") {
-				f := strings.Fields(line)
-				switch {
-				case len(f) >= 3 && f[0] == "mod":
-					ver = f[2]
-				case len(f) == 2 && f[0] == "build" && strings.HasPrefix(f[1], "vcs.revision="):
-					rev = strings.TrimPrefix(f[1], "vcs.revision=")
-				}
-			}
-			if ver == "" {
-				t.Fatalf("go version -m names no module version:\n%s", info)
-			}
-			out, err := exec.Command(exe, "--version").CombinedOutput()
-			if err != nil {
-				t.Fatalf("%s --version: %v\n%s", name, err, out)
-			}
-			want := name + " " + ver + " (revision " + rev
-			if got := string(out); !strings.HasPrefix(got, want) || strings.Count(got, "\n") != 1 {
-				t.Errorf("%s --version printed %q; want one line starting %q", name, got, want)
+			for _, p := range HelpProblems(string(out)) {
+				t.Error(p)
 			}
 		})
+	}
+}
+
+// checkVersion: --version prints the binary's name and the module version and VCS revision
+// that `go version -m` reads from the same binary. (A git worktree gets no VCS stamping from
+// the go command, so there the revision is "unknown"; TestFormat covers a stamped build.)
+func checkVersion(t *testing.T, name, exe string) {
+	info, err := exec.Command("go", "version", "-m", exe).Output()
+	if err != nil {
+		t.Fatalf("go version -m: %v", err)
+	}
+	ver, rev := "", "unknown"
+	for _, line := range strings.Split(string(info), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 3 && f[0] == "mod":
+			ver = f[2]
+		case len(f) == 2 && f[0] == "build" && strings.HasPrefix(f[1], "vcs.revision="):
+			rev = strings.TrimPrefix(f[1], "vcs.revision=")
+		}
+	}
+	if ver == "" {
+		t.Fatalf("go version -m names no module version:\n%s", info)
+	}
+	out, err := exec.Command(exe, "--version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s --version: %v\n%s", name, err, out)
+	}
+	want := name + " " + ver + " (revision " + rev
+	if got := string(out); !strings.HasPrefix(got, want) || strings.Count(got, "\n") != 1 {
+		t.Errorf("%s --version printed %q; want one line starting %q", name, got, want)
 	}
 }
