@@ -48,23 +48,6 @@ func loadManifests(path, name string) ([]*manifest, error) {
 	return out, nil
 }
 
-// loadOneManifest is loadManifests for a command that acts on one autoscaler: a file of
-// several needs name.
-func loadOneManifest(path, name string) (*manifest, error) {
-	ms, err := loadManifests(path, name)
-	if err != nil {
-		return nil, err
-	}
-	if len(ms) > 1 {
-		var keys []string
-		for _, m := range ms {
-			keys = append(keys, m.namespace+"/"+m.name)
-		}
-		return nil, fmt.Errorf("manifest %s holds %d HorizontalPodAutoscalers (%s): pick one with --name", path, len(ms), strings.Join(keys, ", "))
-	}
-	return ms[0], nil
-}
-
 // manifestError is every problem of a manifest file.
 type manifestError struct {
 	path     string
