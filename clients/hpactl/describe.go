@@ -49,7 +49,7 @@ func (a *App) describe(ctx context.Context, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	ref, err := targetRef(&t)
+	refs, _, err := t.targets()
 	if err != nil {
 		return err
 	}
@@ -58,15 +58,20 @@ func (a *App) describe(ctx context.Context, args []string) error {
 		return err
 	}
 	defer c.Close()
-	resp, err := c.GetTarget(ctx, &pb.GetTargetRequest{Target: ref})
-	if err != nil {
-		return err
-	}
-	if *out == "json" {
-		return writeJSON(a.Stdout, resp)
-	}
-	writeDescription(a.Stdout, resp, a.now())
-	return nil
+	return a.forEach(refs, func(i int) error {
+		resp, err := c.GetTarget(ctx, &pb.GetTargetRequest{Target: refs[i]})
+		if err != nil {
+			return err
+		}
+		if *out == "json" {
+			return writeJSON(a.Stdout, resp)
+		}
+		if i > 0 {
+			fmt.Fprintln(a.Stdout)
+		}
+		writeDescription(a.Stdout, resp, a.now())
+		return nil
+	})
 }
 
 // writeDescription prints a target in the layout of `kubectl describe hpa`, then the last

@@ -194,10 +194,10 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.HTTPListen, "http-listen", c.HTTPListen, "address of /metrics, /healthz and /readyz (empty: off)")
 	fs.DurationVar(&c.FallbackAfter, "fallback-after", c.FallbackAfter, "decide locally after the service has not answered for this long (0: never, fail static)")
 	fs.BoolVar(&c.FallbackScaleDown, "fallback-scale-down", c.FallbackScaleDown, "let local fallback decisions scale down (default: scale up only)")
-	fs.Var(optFloat{&c.Options.Tolerance}, "tolerance", "tolerance sent with every Recommend (default: the service's)")
-	fs.Var(optDuration{&c.Options.CPUInitializationPeriod}, "cpu-initialization-period", "CPU initialization period sent with every Recommend (default: the service's)")
-	fs.Var(optDuration{&c.Options.InitialReadinessDelay}, "initial-readiness-delay", "initial readiness delay sent with every Recommend (default: the service's)")
-	fs.Var(optDuration{&c.Options.DownscaleStabilizationWindow}, "downscale-stabilization", "downscale stabilization window sent with every Recommend (default: the service's)")
+	fs.Var(optFloat{&c.Options.Tolerance}, "tolerance", "tolerance sent with every Recommend, a `float` (default: the service's)")
+	fs.Var(optDuration{&c.Options.CPUInitializationPeriod}, "cpu-initialization-period", "CPU initialization period sent with every Recommend, a `duration` (default: the service's)")
+	fs.Var(optDuration{&c.Options.InitialReadinessDelay}, "initial-readiness-delay", "initial readiness delay sent with every Recommend, a `duration` (default: the service's)")
+	fs.Var(optDuration{&c.Options.DownscaleStabilizationWindow}, "downscale-stabilization", "downscale stabilization window sent with every Recommend, a `duration` (default: the service's)")
 }
 
 // EnvName is the environment variable of a flag name.
