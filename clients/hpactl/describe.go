@@ -41,36 +41,8 @@ func (a *App) now() time.Time {
 }
 
 func (a *App) describe(ctx context.Context, args []string) error {
-	fs := a.newFlagSet("describe")
-	var t targetFlags
-	registerTarget(fs, &t, true)
-	out := registerOutput(fs)
-	conn := a.registerConn(fs)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	refs, _, err := t.targets()
-	if err != nil {
-		return err
-	}
-	c, err := conn.dial(fs)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	return a.forEach(refs, func(i int) error {
-		resp, err := c.GetTarget(ctx, &pb.GetTargetRequest{Target: refs[i]})
-		if err != nil {
-			return err
-		}
-		if *out == "json" {
-			return writeJSON(a.Stdout, resp)
-		}
-		if i > 0 {
-			fmt.Fprintln(a.Stdout)
-		}
+	return a.showTargets(ctx, "describe", args, func(resp *pb.GetTargetResponse) {
 		writeDescription(a.Stdout, resp, a.now())
-		return nil
 	})
 }
 

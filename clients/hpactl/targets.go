@@ -12,7 +12,13 @@ import (
 )
 
 func (a *App) get(ctx context.Context, args []string) error {
-	fs := a.newFlagSet("get")
+	return a.showTargets(ctx, "get", args, a.writeTarget)
+}
+
+// showTargets is get and describe: it fetches each target the flags name (or the file's
+// autoscalers) and prints it with write, or as JSON with --output json.
+func (a *App) showTargets(ctx context.Context, cmd string, args []string, write func(*pb.GetTargetResponse)) error {
+	fs := a.newFlagSet(cmd)
 	var t targetFlags
 	registerTarget(fs, &t, true)
 	out := registerOutput(fs)
@@ -40,7 +46,7 @@ func (a *App) get(ctx context.Context, args []string) error {
 		if i > 0 {
 			fmt.Fprintln(a.Stdout)
 		}
-		a.writeTarget(resp)
+		write(resp)
 		return nil
 	})
 }
