@@ -160,7 +160,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.BoltCachedTargets, "bolt-cached-targets", c.BoltCachedTargets, "decoded target records the bbolt store keeps in memory to speed up updates (0: the default, negative: none)")
 	fs.IntVar(&c.BoltLogTargets, "bolt-log-targets", c.BoltLogTargets, "distinct targets the bbolt store's write-ahead log holds before a checkpoint copies them into the file (0: the default, 16384 while the store holds no more targets than that, else 4096); a replica whose whole fleet fits reads and checkpoints less, for ~1.6 KB of memory per target held")
 	fs.IntVar(&c.CachedSpecs, "cached-specs", c.CachedSpecs, "distinct specs kept converted, a few KB each, keyed without scaleTargetRef (the targets of one template share one); a target whose spec is not kept pays converting it on every call (0: the default, negative: none)")
-	fs.Var(listFlag{&c.EtcdEndpoints}, "etcd-endpoints", "comma-separated etcd endpoints")
+	fs.Var(listFlag{&c.EtcdEndpoints}, "etcd-endpoints", "etcd endpoints, a comma-separated `list`")
 	fs.StringVar(&c.EtcdPrefix, "etcd-prefix", c.EtcdPrefix, "key prefix in etcd")
 	fs.StringVar(&c.EtcdCA, "etcd-ca", c.EtcdCA, "CA bundle that verifies etcd's certificate (PEM; enables TLS to etcd; default roots: the system's)")
 	fs.StringVar(&c.EtcdCert, "etcd-cert", c.EtcdCert, "client certificate for etcd (PEM; enables TLS to etcd)")

@@ -113,6 +113,10 @@ func (s *Server) recommend(ctx context.Context, req *pb.RecommendRequest) (*pb.R
 	return resp, nil
 }
 
+// targetNotFound is the NotFound of an unknown target, naming it whole (cluster/namespace/name),
+// the same in every method.
+func targetNotFound(key store.Key) error { return &notFound{fmt.Sprintf("target %s not found", key)} }
+
 func isNotFound(err error) bool { return err != nil && errors.Is(err, store.ErrNotFound) }
 
 // decide runs the engine on a stored target (nil: first sight). Before deciding, the previous
@@ -170,7 +174,7 @@ func (s *Server) reportScale(ctx context.Context, req *pb.ReportScaleRequest) (*
 	err = s.apply(ctx, key, func(cur *store.Target) (*store.Target, error) {
 		recorded = false
 		if cur == nil {
-			return nil, &notFound{fmt.Sprintf("target %s not found", key)}
+			return nil, targetNotFound(key)
 		}
 		if cur.HasReported(id) {
 			return nil, nil
@@ -225,6 +229,9 @@ func (s *Server) getTarget(ctx context.Context, req *pb.GetTargetRequest) (*pb.G
 		return nil, &invalidArgument{violations}
 	}
 	t, err := s.store.Get(ctx, key)
+	if isNotFound(err) {
+		return nil, targetNotFound(key)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +277,12 @@ func (s *Server) listTargets(ctx context.Context, req *pb.ListTargetsRequest) (*
 		size = maxPageSize
 	}
 	if req.GetNamespace() != "" && cluster == "" {
-		return nil, &invalidArgument{[]apiconv.FieldViolation{{Field: "cluster", Description: "Required value: a namespace filter needs a cluster"}}}
+		// A namespace is a namespace of one cluster: the one an empty target.cluster means,
+		// as in every other method. An admin names it (it has no cluster of its own).
+		if s.authEnabled() {
+			return nil, &invalidArgument{[]apiconv.FieldViolation{{Field: "cluster", Description: "Required value: an admin names the cluster of a namespace filter"}}}
+		}
+		cluster = defaultCluster
 	}
 	sums, next, err := s.store.List(ctx, store.ListOptions{Cluster: cluster, Namespace: req.GetNamespace(), PageSize: size, PageToken: req.GetPageToken()})
 	if err != nil {
@@ -301,6 +313,9 @@ func (s *Server) DeleteTarget(ctx context.Context, req *pb.DeleteTargetRequest) 
 		return nil, s.toStatus(ctx, "DeleteTarget", &invalidArgument{violations})
 	}
 	if err := s.store.Delete(ctx, key); err != nil {
+		if isNotFound(err) {
+			err = targetNotFound(key)
+		}
 		return nil, s.toStatus(ctx, "DeleteTarget", err)
 	}
 	return &pb.DeleteTargetResponse{}, nil

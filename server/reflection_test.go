@@ -6,10 +6,8 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	v1reflectiongrpc "google.golang.org/grpc/reflection/grpc_reflection_v1"
-	v1reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
-	v1alphareflectiongrpc "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
-	v1alphareflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
+	v1reflection "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	v1alphareflection "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/descriptorpb"
 
@@ -27,14 +25,14 @@ func TestReflectionServesComments(t *testing.T) {
 	}
 	defer conn.Close()
 
-	v1, err := v1reflectiongrpc.NewServerReflectionClient(conn).ServerReflectionInfo(t.Context())
+	v1, err := v1reflection.NewServerReflectionClient(conn).ServerReflectionInfo(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	ask := func(symbol string) []*descriptorpb.FileDescriptorProto {
 		t.Helper()
-		if err := v1.Send(&v1reflectionpb.ServerReflectionRequest{
-			MessageRequest: &v1reflectionpb.ServerReflectionRequest_FileContainingSymbol{FileContainingSymbol: symbol}}); err != nil {
+		if err := v1.Send(&v1reflection.ServerReflectionRequest{
+			MessageRequest: &v1reflection.ServerReflectionRequest_FileContainingSymbol{FileContainingSymbol: symbol}}); err != nil {
 			t.Fatal(err)
 		}
 		resp, err := v1.Recv()
@@ -56,20 +54,23 @@ func TestReflectionServesComments(t *testing.T) {
 	}
 	findFile(t, ask("grpc.health.v1.Health"), "grpc/health/v1/health.proto")
 
-	// v1alpha, which older grpcurl builds ask first, answers the same.
-	alpha, err := v1alphareflectiongrpc.NewServerReflectionClient(conn).ServerReflectionInfo(t.Context())
+	// v1alpha (deprecated, still what older clients ask) answers the same.
+	alpha, err := v1alphareflection.NewServerReflectionClient(conn).ServerReflectionInfo(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := alpha.Send(&v1alphareflectionpb.ServerReflectionRequest{
-		MessageRequest: &v1alphareflectionpb.ServerReflectionRequest_FileContainingSymbol{FileContainingSymbol: "recommender.v1.RecommendRequest"}}); err != nil {
+	//lint:ignore SA1019 the deprecated version is served for older clients, so it is tested
+	req := &v1alphareflection.ServerReflectionRequest{MessageRequest: &v1alphareflection.ServerReflectionRequest_FileContainingSymbol{FileContainingSymbol: "recommender.v1.RecommendRequest"}}
+	if err := alpha.Send(req); err != nil {
 		t.Fatal(err)
 	}
 	resp, err := alpha.Recv()
 	if err != nil {
 		t.Fatal(err)
 	}
-	api = findFile(t, decodeFiles(t, resp.GetFileDescriptorResponse().GetFileDescriptorProto()), "recommender/v1/recommender.proto")
+	//lint:ignore SA1019 as above
+	files := resp.GetFileDescriptorResponse().GetFileDescriptorProto()
+	api = findFile(t, decodeFiles(t, files), "recommender/v1/recommender.proto")
 	if leadingComment(api, "Recommend decides") == "" {
 		t.Errorf("v1alpha: the API file carries no comments")
 	}

@@ -553,3 +553,70 @@ func TestUnseenTargetsForgotten(t *testing.T) {
 		t.Errorf("the target seen within the TTL: %v", err)
 	}
 }
+
+// TestNotFoundNamesTheTarget: every method's NotFound names the whole target
+// (cluster/namespace/name), the default cluster filled in when the request leaves it empty.
+func TestNotFoundNamesTheTarget(t *testing.T) {
+	ctx := t.Context()
+	h := startServer(t, filepath.Join(t.TempDir(), "db"), &clock{t: t0})
+	if _, err := h.client.Recommend(ctx, externalRequest(t, 2, "80")); err != nil {
+		t.Fatal(err)
+	}
+	unknown := &pb.TargetRef{Namespace: "shop", Name: "nope"}
+	known := externalRequest(t, 0, "0").Target
+	tests := []struct {
+		name string
+		call func() error
+		want string
+	}{
+		{"GetTarget", func() error {
+			_, err := h.client.GetTarget(ctx, &pb.GetTargetRequest{Target: unknown})
+			return err
+		}, "target default/shop/nope not found"},
+		{"DeleteTarget", func() error {
+			_, err := h.client.DeleteTarget(ctx, &pb.DeleteTargetRequest{Target: &pb.TargetRef{Cluster: "c9", Namespace: "shop", Name: "nope"}})
+			return err
+		}, "target c9/shop/nope not found"},
+		{"ReportScale unknown target", func() error {
+			_, err := h.client.ReportScale(ctx, &pb.ReportScaleRequest{Target: unknown, RecommendationId: "x", Succeeded: true})
+			return err
+		}, "target default/shop/nope not found"},
+		{"ReportScale unknown recommendation", func() error {
+			_, err := h.client.ReportScale(ctx, &pb.ReportScaleRequest{Target: known, RecommendationId: "x", Succeeded: true})
+			return err
+		}, `recommendation "x" of target c1/shop/web not found`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.call()
+			if st := status.Convert(err); st.Code() != codes.NotFound || !strings.Contains(st.Message(), tt.want) {
+				t.Errorf("got %v, want NotFound with %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestListNamespaceUsesDefaultCluster: on an open server a namespace filter without a cluster
+// lists the default cluster's namespace, as an empty target.cluster means in every method.
+func TestListNamespaceUsesDefaultCluster(t *testing.T) {
+	ctx := t.Context()
+	h := startServer(t, filepath.Join(t.TempDir(), "db"), &clock{t: t0})
+	for _, cluster := range []string{"", "c1"} {
+		req := externalRequest(t, 2, "80")
+		req.Target.Cluster = cluster
+		if _, err := h.client.Recommend(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := h.client.ListTargets(ctx, &pb.ListTargetsRequest{Namespace: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range list.GetTargets() {
+		got = append(got, s.GetTarget().GetCluster()+"/"+s.GetTarget().GetNamespace()+"/"+s.GetTarget().GetName())
+	}
+	if diff := cmp.Diff(got, []string{"default/shop/web"}); diff != "" {
+		t.Errorf("targets (-got +want):\n%s", diff)
+	}
+}

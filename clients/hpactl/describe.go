@@ -41,32 +41,9 @@ func (a *App) now() time.Time {
 }
 
 func (a *App) describe(ctx context.Context, args []string) error {
-	fs := a.newFlagSet("describe")
-	var t targetFlags
-	registerTarget(fs, &t, true)
-	out := registerOutput(fs)
-	conn := a.registerConn(fs)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	ref, err := targetRef(&t)
-	if err != nil {
-		return err
-	}
-	c, err := conn.dial(fs)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	resp, err := c.GetTarget(ctx, &pb.GetTargetRequest{Target: ref})
-	if err != nil {
-		return err
-	}
-	if *out == "json" {
-		return writeJSON(a.Stdout, resp)
-	}
-	writeDescription(a.Stdout, resp, a.now())
-	return nil
+	return a.showTargets(ctx, "describe", args, func(resp *pb.GetTargetResponse) {
+		writeDescription(a.Stdout, resp, a.now())
+	})
 }
 
 // writeDescription prints a target in the layout of `kubectl describe hpa`, then the last

@@ -54,8 +54,8 @@ func lineWith(t *testing.T, out, prefix string) string {
 	return ""
 }
 
-// multiHPA has three metrics: the second and third have no values in multiObs.
-const multiHPA = `apiVersion: autoscaling/v2
+// threeMetricHPA has three metrics: the second and third have no values in threeMetricObs.
+const threeMetricHPA = `apiVersion: autoscaling/v2
 kind: HorizontalPodAutoscaler
 metadata: {name: queue, namespace: jobs}
 spec:
@@ -76,7 +76,7 @@ spec:
       target: {type: AverageValue, averageValue: 5}
 `
 
-const multiObs = `{
+const threeMetricObs = `{
   "currentReplicas": 3,
   "pods": [
     {"name": "a", "phase": "Running", "ready": true, "startTime": "2026-06-01T10:00:00Z", "containers": [{"name": "app", "requests": {"cpu": "500m"}}]},
@@ -91,8 +91,8 @@ func TestListColumnsFollowReportScale(t *testing.T) {
 	web := &pb.TargetRef{Cluster: "prod", Namespace: "shop", Name: "web"}
 	api := &pb.TargetRef{Cluster: "prod", Namespace: "shop", Name: "api"}
 	webID := recommendID(t, addr, "-f", hpaYAML, "--observations", obsJSON, "--cluster", "prod")
-	apiID := recommendID(t, addr, "-f", hpaYAML, "--observations", obsJSON, "--cluster", "prod", "--name", "api")
-	mustOK(t, run(t, addr, "recommend", "-f", writeFile(t, "hpa.yaml", multiHPA), "--observations", writeFile(t, "obs.json", multiObs), "--cluster", "prod"))
+	apiID := recommendID(t, addr, "-f", multiHPA(t, "api"), "--observations", obsJSON, "--cluster", "prod")
+	mustOK(t, run(t, addr, "recommend", "-f", writeFile(t, "hpa.yaml", threeMetricHPA), "--observations", writeFile(t, "obs.json", threeMetricObs), "--cluster", "prod"))
 
 	list := func() string {
 		t.Helper()

@@ -35,14 +35,20 @@ const DefaultAddr = "127.0.0.1:50051"
 const usage = `hpactl talks to the hpa-recommender service.
 
 Usage:
-  hpactl recommend -f hpa.yaml --observations obs.json [--cluster c] [--namespace ns] [--name n]
+  hpactl recommend -f hpa.yaml --observations obs.json [--name n] [--cluster c] [--namespace ns]
                    [--dry-run] [--local] [--output text|json]
-  hpactl simulate  -f hpa.yaml --trace load.csv [--sync-period 15s] [--startup 30s] [--initial-replicas N]
-                   [--request cpu=500m] [--plot out.png|out.svg] [--local] [--output text|json]
-  hpactl get       (-f hpa.yaml | --namespace ns --name n) [--cluster c] [--output text|json]
-  hpactl describe  (-f hpa.yaml | --namespace ns --name n) [--cluster c] [--output text|json]
+  hpactl simulate  -f hpa.yaml --trace load.csv [--name n] [--sync-period 15s] [--startup 30s]
+                   [--initial-replicas N] [--request cpu=500m] [--plot out.png|out.svg] [--local]
+                   [--output text|json]
+  hpactl get       (-f hpa.yaml [--name n] | --namespace ns --name n) [--cluster c] [--output text|json]
+  hpactl describe  (-f hpa.yaml [--name n] | --namespace ns --name n) [--cluster c] [--output text|json]
   hpactl list      [--cluster c] [--namespace ns] [--limit N] [--output text|json]
-  hpactl delete    (-f hpa.yaml | --namespace ns --name n) [--cluster c]
+  hpactl delete    (-f hpa.yaml [--name n] | --namespace ns --name n) [--cluster c]
+  hpactl --version
+
+-f reads a file as kubectl does: YAML or JSON, several documents or a List, other kinds
+skipped, autoscaling/v2 or autoscaling/v1 HorizontalPodAutoscalers (v1 converted as the API
+server converts it). A command acts on each autoscaler of the file, or on the one --name picks.
 
 Connection flags (every subcommand that calls the server):
   --addr host:port   server address (default $HPACTL_ADDR, else 127.0.0.1:50051)
@@ -66,12 +72,18 @@ type App struct {
 	Local *local.Engine
 	// Now is the clock ages are measured with (nil: time.Now).
 	Now func() time.Time
+	// Version is what --version prints (the binary's build information).
+	Version string
+}
+
+// New is the App of a process: os.Getenv and a local engine, writing to stdout and stderr.
+func New(stdout, stderr io.Writer) *App {
+	return &App{Stdout: stdout, Stderr: stderr, Getenv: os.Getenv, Local: local.New()}
 }
 
 // Run runs hpactl with args (without the program name) and returns the exit code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	a := &App{Stdout: stdout, Stderr: stderr, Getenv: os.Getenv, Local: local.New()}
-	return a.Run(ctx, args)
+	return New(stdout, stderr).Run(ctx, args)
 }
 
 // Run runs hpactl with args (without the program name) and returns the exit code.
@@ -94,6 +106,9 @@ func (a *App) Run(ctx context.Context, args []string) int {
 		err = a.list(ctx, rest)
 	case "delete":
 		err = a.delete(ctx, rest)
+	case "--version", "-version", "version":
+		fmt.Fprintln(a.Stdout, a.Version)
+		return ExitOK
 	case "help", "-h", "--help":
 		fmt.Fprint(a.Stdout, usage)
 		return ExitOK
@@ -106,8 +121,8 @@ func (a *App) Run(ctx context.Context, args []string) int {
 		return ExitOK
 	case errors.Is(err, flag.ErrHelp):
 		return ExitOK
-	case errors.Is(err, errUsage):
-		// The flag package has printed the problem and the flags.
+	case errors.Is(err, errUsage), errors.Is(err, errReported):
+		// The flag package, or the command, has printed the problems.
 		return ExitError
 	}
 	printError(a.Stderr, err)
@@ -196,18 +211,21 @@ func (c *connFlags) dial(fs *flag.FlagSet) (*goclient.Client, error) {
 	return goclient.New(c.addr, opts...)
 }
 
-// targetFlags name one target: -f hpa.yaml gives namespace and name, the flags override.
+// targetFlags name targets: the autoscalers of -f hpa.yaml (--name picks one of them), or
+// --namespace and --name; --namespace overrides the manifest's.
 type targetFlags struct {
 	file, cluster, namespace, name string
 }
 
 func registerTarget(fs *flag.FlagSet, t *targetFlags, withFile bool) {
 	if withFile {
-		fs.StringVar(&t.file, "f", "", "HorizontalPodAutoscaler manifest (autoscaling/v2, YAML or JSON)")
+		fs.StringVar(&t.file, "f", "", "HorizontalPodAutoscaler manifests (autoscaling/v2 or v1, YAML or JSON; several documents act on each)")
+		fs.StringVar(&t.name, "name", "", "name of the autoscaler; with -f, the one of the file's to act on (default: each)")
+	} else {
+		fs.StringVar(&t.name, "name", "", "name of the autoscaler")
 	}
-	fs.StringVar(&t.cluster, "cluster", "", "cluster of the target (empty: the server's default cluster)")
+	fs.StringVar(&t.cluster, "cluster", "", "cluster of the target (default: the server's default cluster)")
 	fs.StringVar(&t.namespace, "namespace", "", "namespace of the autoscaler (default: the manifest's)")
-	fs.StringVar(&t.name, "name", "", "name of the autoscaler (default: the manifest's)")
 }
 
 // ref builds the TargetRef from the manifest m (may be nil) and the flags.
@@ -217,9 +235,7 @@ func (t *targetFlags) ref(m *manifest) (*pb.TargetRef, error) {
 		if ref.Namespace == "" {
 			ref.Namespace = m.namespace
 		}
-		if ref.Name == "" {
-			ref.Name = m.name
-		}
+		ref.Name = m.name
 	}
 	var missing []string
 	if ref.Namespace == "" {
@@ -232,6 +248,52 @@ func (t *targetFlags) ref(m *manifest) (*pb.TargetRef, error) {
 		return nil, fmt.Errorf("name the target with -f hpa.yaml or %s", strings.Join(missing, " and "))
 	}
 	return ref, nil
+}
+
+// targets reads -f and the target flags: the targets of the file's autoscalers (the one --name
+// picks, else each), else the one target the flags name. ms are the manifests, nil without -f.
+func (t *targetFlags) targets() (refs []*pb.TargetRef, ms []*manifest, err error) {
+	if t.file == "" {
+		ref, err := t.ref(nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		return []*pb.TargetRef{ref}, nil, nil
+	}
+	if ms, err = loadManifests(t.file, t.name); err != nil {
+		return nil, nil, err
+	}
+	for _, m := range ms {
+		ref, err := t.ref(m)
+		if err != nil {
+			return nil, nil, err
+		}
+		refs = append(refs, ref)
+	}
+	return refs, ms, nil
+}
+
+// errReported is the error of a command that acted on several targets and has printed the
+// failures of some: the exit code is an error, the messages are out.
+var errReported = errors.New("reported")
+
+// forEach runs do for each target. With one, its error is the result; with several, a failure
+// is printed with its target and the others still run.
+func (a *App) forEach(refs []*pb.TargetRef, do func(i int) error) error {
+	if len(refs) == 1 {
+		return do(0)
+	}
+	failed := false
+	for i, ref := range refs {
+		if err := do(i); err != nil {
+			printErrorOf(a.Stderr, targetString(ref)+": ", err)
+			failed = true
+		}
+	}
+	if failed {
+		return errReported
+	}
+	return nil
 }
 
 // outputFlag is --output text|json.
@@ -248,7 +310,7 @@ func (o *outputFlag) Set(s string) error {
 
 func registerOutput(fs *flag.FlagSet) *outputFlag {
 	o := outputFlag("text")
-	fs.Var(&o, "output", "output format: text or json")
-	fs.Var(&o, "o", "shorthand for --output")
+	fs.Var(&o, "output", "output `format`: text or json")
+	fs.Var(&o, "o", "shorthand for --output: the output `format`")
 	return &o
 }

@@ -214,7 +214,7 @@ spec:
 		{name: "unknown manifest field", args: []string{"recommend", "-f", writeFile(t, "typo.yaml", "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nspec:\n  maxReplica: 3\n"), "--observations", obsJSON},
 			wantStderr: []string{"parse manifest", "maxReplica"}},
 		{name: "not an HPA", args: []string{"recommend", "-f", writeFile(t, "dep.yaml", "apiVersion: apps/v1\nkind: Deployment\n"), "--observations", obsJSON},
-			wantStderr: []string{"want apiVersion autoscaling/v2, kind HorizontalPodAutoscaler"}},
+			wantStderr: []string{"holds no HorizontalPodAutoscaler (autoscaling/v2 or autoscaling/v1)"}},
 		{name: "unparsable observations", args: []string{"recommend", "-f", hpaYAML, "--observations", writeFile(t, "o.json", `{"currentReplicas": "x"`)},
 			wantStderr: []string{"parse observations"}},
 		{name: "invalid spec from server", args: []string{"recommend", "-f", badSpec, "--observations", obsJSON},
@@ -273,15 +273,35 @@ spec:
 	}
 }
 
+// multiHPA is testdata/hpa.yaml's autoscaler under each name, one document each, after a
+// document of another kind.
+func multiHPA(t *testing.T, names ...string) string {
+	t.Helper()
+	b, err := os.ReadFile(hpaYAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := []string{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other}\n"}
+	for _, n := range names {
+		docs = append(docs, strings.Replace(string(b), "name: web\n  namespace", "name: "+n+"\n  namespace", 1))
+	}
+	return writeFile(t, "hpas.yaml", strings.Join(docs, "---\n"))
+}
+
+func targetKey(r *pb.TargetRef) string {
+	return r.GetCluster() + "/" + r.GetNamespace() + "/" + r.GetName()
+}
+
 func TestGetListDelete(t *testing.T) {
 	addr := startServer(t)
-	for _, target := range [][]string{
-		{"--cluster", "prod"},
-		{"--cluster", "prod", "--name", "api"},
-		{"--cluster", "prod", "--name", "cart", "--namespace", "checkout"},
-		{"--cluster", "staging"},
+	multi := multiHPA(t, "web", "api", "cart")
+	for _, args := range [][]string{
+		{"-f", hpaYAML, "--cluster", "prod"},
+		{"-f", multi, "--cluster", "prod", "--name", "api"},
+		{"-f", multi, "--cluster", "prod", "--name", "cart", "--namespace", "checkout"},
+		{"-f", hpaYAML, "--cluster", "staging"},
 	} {
-		mustOK(t, run(t, addr, append([]string{"recommend", "-f", hpaYAML, "--observations", obsJSON}, target...)...))
+		mustOK(t, run(t, addr, append([]string{"recommend", "--observations", obsJSON}, args...)...))
 	}
 
 	t.Run("get by manifest", func(t *testing.T) {
@@ -351,10 +371,26 @@ func TestGetListDelete(t *testing.T) {
 			t.Errorf("got %d targets, want 3", got)
 		}
 	})
-	t.Run("list namespace needs cluster", func(t *testing.T) {
-		r := run(t, addr, "list", "--namespace", "shop")
-		if r.code != 1 || !strings.Contains(r.stderr, "InvalidArgument") || !strings.Contains(r.stderr, "  cluster: ") {
-			t.Errorf("exit %d, stderr %q; want 1, InvalidArgument and the cluster field", r.code, r.stderr)
+	t.Run("list namespace without cluster", func(t *testing.T) {
+		// The default cluster, as an empty --cluster means in every other command.
+		mustOK(t, run(t, addr, "recommend", "-f", hpaYAML, "--observations", obsJSON))
+		r := run(t, addr, "list", "--namespace", "shop", "-o", "json")
+		mustOK(t, r)
+		resp := &pb.ListTargetsResponse{}
+		if err := protojson.Unmarshal([]byte(r.stdout), resp); err != nil {
+			t.Fatal(err)
+		}
+		if got := resp.GetTargets(); len(got) != 1 || targetKey(got[0].GetTarget()) != "default/shop/web" {
+			t.Errorf("targets %v, want default/shop/web only", got)
+		}
+		if err := run(t, addr, "delete", "-f", hpaYAML); err.code != 0 {
+			t.Fatal(err.stderr)
+		}
+	})
+	t.Run("get unknown names the target", func(t *testing.T) {
+		r := run(t, addr, "get", "--namespace", "shop", "--name", "nope")
+		if want := "hpactl: NotFound: target default/shop/nope not found\n"; r.code != 1 || r.stderr != want {
+			t.Errorf("exit %d, stderr %q; want 1 and %q", r.code, r.stderr, want)
 		}
 	})
 	t.Run("delete", func(t *testing.T) {
@@ -559,5 +595,140 @@ func TestHelp(t *testing.T) {
 	}
 	if r := run(t, "", "simulate", "-h"); r.code != 0 || !strings.Contains(r.stderr, "-startup") {
 		t.Errorf("simulate -h: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestManifestsLikeKubectl: a file of several documents acts on each autoscaler (other kinds
+// skipped) or the one --name picks; autoscaling/v1 reads as the API server converts it; every
+// mistake of a file is reported at once with its document and field path.
+func TestManifestsLikeKubectl(t *testing.T) {
+	addr := startServer(t)
+	multi := multiHPA(t, "web", "api")
+
+	t.Run("recommend acts on each", func(t *testing.T) {
+		r := run(t, addr, "recommend", "-f", multi, "--observations", obsJSON, "--cluster", "each")
+		mustOK(t, r)
+		for _, want := range []string{"each/shop/web", "each/shop/api"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("output lacks %q:\n%s", want, r.stdout)
+			}
+		}
+		if n := strings.Count(r.stdout, "Desired replicas:"); n != 2 {
+			t.Errorf("%d decisions, want 2:\n%s", n, r.stdout)
+		}
+		r = run(t, addr, "list", "--cluster", "each", "-o", "json")
+		mustOK(t, r)
+		if n := strings.Count(r.stdout, `"name":`); n != 2 {
+			t.Errorf("list shows %d targets, want 2:\n%s", n, r.stdout)
+		}
+	})
+	t.Run("get and delete pick by name", func(t *testing.T) {
+		r := run(t, addr, "get", "-f", multi, "--name", "api", "--cluster", "each", "-o", "json")
+		mustOK(t, r)
+		resp := &pb.GetTargetResponse{}
+		if err := protojson.Unmarshal([]byte(r.stdout), resp); err != nil {
+			t.Fatalf("one GetTargetResponse expected: %v\n%s", err, r.stdout)
+		}
+		if got := resp.GetTarget().GetName(); got != "api" {
+			t.Errorf("got target %q, want api", got)
+		}
+		r = run(t, addr, "delete", "-f", multi, "--cluster", "each")
+		mustOK(t, r)
+		if want := "deleted each/shop/web\ndeleted each/shop/api\n"; r.stdout != want {
+			t.Errorf("stdout %q, want %q", r.stdout, want)
+		}
+		// Both are gone: each get fails, each named.
+		r = run(t, addr, "get", "-f", multi, "--cluster", "each")
+		if r.code != 1 || strings.Count(r.stderr, "NotFound") != 2 || !strings.Contains(r.stderr, "hpactl: each/shop/api: NotFound") {
+			t.Errorf("get after delete: exit %d, stderr %q; want 1 and a NotFound for each", r.code, r.stderr)
+		}
+	})
+	t.Run("unknown name", func(t *testing.T) {
+		r := run(t, addr, "get", "-f", multi, "--name", "nope")
+		if r.code != 1 || !strings.Contains(r.stderr, `holds no HorizontalPodAutoscaler named "nope" (it holds shop/web, shop/api)`) {
+			t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+		}
+	})
+	t.Run("plot needs one", func(t *testing.T) {
+		r := run(t, "", "simulate", "-f", multi, "--trace", loadCSV, "--local", "--plot", filepath.Join(t.TempDir(), "x.png"))
+		if r.code != 1 || !strings.Contains(r.stderr, "pick one with --name") {
+			t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+		}
+	})
+	t.Run("v1 decides as its v2 conversion", func(t *testing.T) {
+		v1 := writeFile(t, "v1.yaml", `apiVersion: autoscaling/v1
+kind: HorizontalPodAutoscaler
+metadata: {name: web, namespace: shop}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 2
+  maxReplicas: 20
+  targetCPUUtilizationPercentage: 60
+`)
+		v2 := writeFile(t, "v2.yaml", `apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web, namespace: shop}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 2
+  maxReplicas: 20
+  metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 60}}}]
+`)
+		got := decodeRecommend(t, run(t, "", "recommend", "-f", v1, "--observations", obsJSON, "--local", "-o", "json").stdout)
+		want := decodeRecommend(t, run(t, "", "recommend", "-f", v2, "--observations", obsJSON, "--local", "-o", "json").stdout)
+		if diff := cmp.Diff(got, want, protocmp.Transform()); diff != "" {
+			t.Errorf("v1 (-got) and v2 (+want) decide differently:\n%s", diff)
+		}
+		if got.GetDesiredReplicas() != 5 {
+			t.Errorf("desired %d, want 5", got.GetDesiredReplicas())
+		}
+	})
+	t.Run("every problem at once", func(t *testing.T) {
+		bad := writeFile(t, "bad.yaml", `apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web, namespace: shop}
+spec:
+  maxReplica: 3
+  metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilisation: 60}}}]
+---
+apiVersion: autoscaling/v1
+kind: HorizontalPodAutoscaler
+metadata: {name: api, namespace: shop}
+spec: {maxReplicas: 3, targetCPUUtilization: 50}
+`)
+		r := run(t, "", "recommend", "-f", bad, "--observations", obsJSON, "--local")
+		want := "hpactl: parse manifest " + bad + ": 3 problems:\n" +
+			"  document 0 (HorizontalPodAutoscaler shop/web): spec.maxReplica: unknown field\n" +
+			"  document 0 (HorizontalPodAutoscaler shop/web): spec.metrics[0].resource.target.averageUtilisation: unknown field\n" +
+			"  document 1 (HorizontalPodAutoscaler shop/api): spec.targetCPUUtilization: unknown field\n"
+		if r.code != 1 || r.stderr != want {
+			t.Errorf("exit %d, stderr:\n%s\nwant 1 and:\n%s", r.code, r.stderr, want)
+		}
+	})
+}
+
+// TestFlagHelp: every command's flag help names each flag's type (a switch has none) and
+// states one default at most; --version prints the App's version.
+func TestFlagHelp(t *testing.T) {
+	for _, cmd := range []string{"recommend", "simulate", "get", "list", "delete"} {
+		t.Run(cmd, func(t *testing.T) {
+			r := run(t, "", cmd, "-h")
+			mustOK(t, r)
+			// Flags are "  -name type" lines, each followed by its indented usage.
+			for _, block := range strings.Split(r.stderr, "\n  -")[1:] {
+				f := strings.Fields(block)
+				if len(f) > 1 && f[1] == "value" {
+					t.Errorf("-%s names no type: %q", f[0], block)
+				}
+				if n := strings.Count(block, "(default"); n > 1 {
+					t.Errorf("-%s states %d defaults: %q", f[0], n, block)
+				}
+			}
+		})
+	}
+	var stdout bytes.Buffer
+	app := &hpactl.App{Stdout: &stdout, Stderr: &stdout, Version: "hpactl v1.2.3 (revision abc; go1.26.8)"}
+	if code := app.Run(t.Context(), []string{"--version"}); code != 0 || stdout.String() != app.Version+"\n" {
+		t.Errorf("--version: exit %d, output %q", code, stdout.String())
 	}
 }

@@ -1,13 +1,11 @@
 package hpactl
 
 import (
+	"errors"
 	"fmt"
-	"os"
+	"strings"
 
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	"sigs.k8s.io/yaml"
-
-	"github.com/hpa-recommender/hpa-recommender/clients/internal/pbconv"
+	"github.com/hpa-recommender/hpa-recommender/clients/internal/hpafile"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 )
 
@@ -17,25 +15,59 @@ type manifest struct {
 	spec            *pb.HorizontalPodAutoscalerSpec
 }
 
-// loadManifest reads an autoscaling/v2 HorizontalPodAutoscaler from a YAML or JSON file with
-// the Kubernetes types (so bare numbers are quantities: averageValue: 30) and converts its spec
-// to the API message. Unknown fields are errors, to catch typos. An empty namespace is
+// loadManifests reads the HorizontalPodAutoscalers of a YAML or JSON file as kubectl reads a
+// file, with the loader the scaler shares (clients/internal/hpafile): several documents and
+// `kind: List`s, other kinds skipped, autoscaling/v1 converted to v2 as the API server converts
+// it, the Kubernetes types (so bare numbers are quantities: averageValue: 30). Every unknown,
+// duplicate or mistyped field of the file is an error, reported together (manifestError). With
+// name, only the autoscalers of that name; without, every one. An empty namespace is
 // "default", as kubectl applies it.
-func loadManifest(path string) (*manifest, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
+func loadManifests(path, name string) ([]*manifest, error) {
+	hpas, err := hpafile.Load(path)
+	var problems hpafile.Problems
+	switch {
+	case errors.As(err, &problems):
+		return nil, &manifestError{path: path, problems: problems}
+	case err != nil:
 		return nil, fmt.Errorf("read manifest: %w", err)
 	}
-	var hpa autoscalingv2.HorizontalPodAutoscaler
-	if err := yaml.UnmarshalStrict(b, &hpa); err != nil {
-		return nil, fmt.Errorf("parse manifest %s: %w", path, err)
+	if len(hpas) == 0 {
+		return nil, fmt.Errorf("manifest %s holds no HorizontalPodAutoscaler (autoscaling/v2 or autoscaling/v1)", path)
 	}
-	if hpa.Kind != "HorizontalPodAutoscaler" || hpa.APIVersion != "autoscaling/v2" {
-		return nil, fmt.Errorf("manifest %s: want apiVersion autoscaling/v2, kind HorizontalPodAutoscaler; got apiVersion %q, kind %q", path, hpa.APIVersion, hpa.Kind)
+	var out []*manifest
+	var names []string
+	for _, h := range hpas {
+		names = append(names, h.Key())
+		if name == "" || h.Name() == name {
+			out = append(out, &manifest{namespace: h.Namespace(), name: h.Name(), spec: h.Spec})
+		}
 	}
-	m := &manifest{namespace: hpa.Namespace, name: hpa.Name, spec: pbconv.SpecToProto(&hpa.Spec)}
-	if m.namespace == "" {
-		m.namespace = "default"
+	if len(out) == 0 {
+		return nil, fmt.Errorf("manifest %s holds no HorizontalPodAutoscaler named %q (it holds %s)", path, name, strings.Join(names, ", "))
 	}
-	return m, nil
+	return out, nil
+}
+
+// manifestError is every problem of a manifest file.
+type manifestError struct {
+	path     string
+	problems hpafile.Problems
+}
+
+// Error is one line per problem under a heading naming the file:
+//
+//	parse manifest hpa.yaml: 2 problems:
+//	  document 0 (HorizontalPodAutoscaler shop/web): spec.maxReplica: unknown field
+//	  ...
+func (e *manifestError) Error() string {
+	var b strings.Builder
+	n := "1 problem"
+	if len(e.problems) != 1 {
+		n = fmt.Sprintf("%d problems", len(e.problems))
+	}
+	fmt.Fprintf(&b, "parse manifest %s: %s:", e.path, n)
+	for _, p := range e.problems {
+		fmt.Fprintf(&b, "\n  %s: %s", p.Where(), p.Detail())
+	}
+	return b.String()
 }

@@ -20,13 +20,16 @@ import (
 // printError writes err for a person: a gRPC error as its code and message, then each
 // google.rpc.BadRequest field violation on its own line, and an ErrorInfo's reason and a
 // RetryInfo's delay (a ResourceExhausted says which limit, and when to try again).
-func printError(w io.Writer, err error) {
+func printError(w io.Writer, err error) { printErrorOf(w, "", err) }
+
+// printErrorOf is printError with what failed (a target) before the message.
+func printErrorOf(w io.Writer, what string, err error) {
 	st, ok := status.FromError(err)
 	if !ok {
-		fmt.Fprintf(w, "hpactl: %v\n", err)
+		fmt.Fprintf(w, "hpactl: %s%v\n", what, err)
 		return
 	}
-	fmt.Fprintf(w, "hpactl: %s: %s\n", st.Code(), st.Message())
+	fmt.Fprintf(w, "hpactl: %s%s: %s\n", what, st.Code(), st.Message())
 	for _, d := range st.Details() {
 		switch d := d.(type) {
 		case *errdetails.BadRequest:

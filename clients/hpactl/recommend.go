@@ -28,45 +28,48 @@ func (a *App) recommend(ctx context.Context, args []string) error {
 	if t.file == "" || *obsFile == "" {
 		return errors.New("recommend needs -f hpa.yaml and --observations obs.json")
 	}
-	m, err := loadManifest(t.file)
+	refs, ms, err := t.targets()
 	if err != nil {
 		return err
 	}
-	ref, err := t.ref(m)
+	obs, err := loadObservations(*obsFile)
 	if err != nil {
 		return err
 	}
-	req, err := loadObservations(*obsFile)
-	if err != nil {
-		return err
-	}
-	req.Target, req.Spec, req.DryRun = ref, m.spec, *dryRun
-	if len(versions.list) == 1 {
-		if req.Options == nil {
-			req.Options = &pb.Options{}
-		}
-		req.Options.KubernetesVersion = proto.String(versions.list[0])
-	}
-
-	var resp *pb.RecommendResponse
-	if *useLocal {
-		resp, err = a.Local.Recommend(ctx, req)
-	} else {
-		c, derr := conn.dial(fs)
-		if derr != nil {
-			return derr
+	recommend := a.Local.Recommend
+	if !*useLocal {
+		c, err := conn.dial(fs)
+		if err != nil {
+			return err
 		}
 		defer c.Close()
-		resp, err = c.Recommend(ctx, req)
+		recommend = func(ctx context.Context, req *pb.RecommendRequest) (*pb.RecommendResponse, error) {
+			return c.Recommend(ctx, req)
+		}
 	}
-	if err != nil {
-		return err
-	}
-	if *out == "json" {
-		return writeJSON(a.Stdout, resp)
-	}
-	writeDecision(a.Stdout, ref, m.spec, resp)
-	return nil
+	// Each autoscaler of the file decides from the same observations.
+	return a.forEach(refs, func(i int) error {
+		req := proto.CloneOf(obs)
+		req.Target, req.Spec, req.DryRun = refs[i], ms[i].spec, *dryRun
+		if len(versions.list) == 1 {
+			if req.Options == nil {
+				req.Options = &pb.Options{}
+			}
+			req.Options.KubernetesVersion = proto.String(versions.list[0])
+		}
+		resp, err := recommend(ctx, req)
+		if err != nil {
+			return err
+		}
+		if *out == "json" {
+			return writeJSON(a.Stdout, resp)
+		}
+		if i > 0 {
+			fmt.Fprintln(a.Stdout)
+		}
+		writeDecision(a.Stdout, refs[i], ms[i].spec, resp)
+		return nil
+	})
 }
 
 // loadObservations reads the observation part of a RecommendRequest. The target and spec come

@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -298,13 +299,15 @@ func (r requestFlag) Set(s string) error {
 
 func (a *App) simulate(ctx context.Context, args []string) error {
 	fs := a.newFlagSet("simulate")
-	file := fs.String("f", "", "HorizontalPodAutoscaler manifest (autoscaling/v2, YAML or JSON)")
+	file := fs.String("f", "", "HorizontalPodAutoscaler manifests (autoscaling/v2 or v1, YAML or JSON; several documents are each simulated)")
+	name := fs.String("name", "", "the autoscaler of the file to simulate (default: each)")
 	tracePath := fs.String("trace", "", "load trace: CSV with header time,demand (time: seconds or a duration such as 1m30s from the start, or RFC 3339; demand: the first metric's total across pods, a quantity)")
 	syncPeriod := fs.Duration("sync-period", 15*time.Second, "the controller's period: a decision every period from the trace's first row to its last, on the demand of the latest row")
 	startup := fs.Duration("startup", 30*time.Second, "time from a pod's creation to Ready")
-	initial := fs.Int("initial-replicas", -1, "replicas at the first row (default: the spec's minReplicas, else 1)")
+	initial := &initialReplicasFlag{}
+	fs.Var(initial, "initial-replicas", "replicas at the first row, an `int` (default: the spec's minReplicas, else 1)")
 	requests := requestFlag{}
-	fs.Var(requests, "request", "each pod's request, resource=quantity, repeatable (default: 1 of the first metric's resource: cpu=1, memory=1Gi)")
+	fs.Var(requests, "request", "each pod's request, `resource=quantity`, repeatable (default: 1 of the first metric's resource: cpu=1, memory=1Gi)")
 	plotPath := fs.String("plot", "", "write a chart of demand, capacity at target, replicas and per-pod utilization (.png or .svg)")
 	useLocal := fs.Bool("local", false, "replay in process with the recommender package, without a server")
 	versions := registerVersions(fs, 2)
@@ -327,9 +330,12 @@ func (a *App) simulate(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	m, err := loadManifest(*file)
+	ms, err := loadManifests(*file, *name)
 	if err != nil {
 		return err
+	}
+	if *plotPath != "" && len(ms) > 1 {
+		return fmt.Errorf("--plot draws one autoscaler and manifest %s holds %d: pick one with --name", *file, len(ms))
 	}
 	rows, err := loadTrace(*tracePath)
 	if err != nil {
@@ -338,15 +344,6 @@ func (a *App) simulate(ctx context.Context, args []string) error {
 	ticks, err := syncTicks(rows, *syncPeriod)
 	if err != nil {
 		return err
-	}
-	cfg := simConfig{spec: m.spec, startup: *startup, requests: requests}
-	switch {
-	case *initial >= 0:
-		cfg.initialReplicas = int32(*initial)
-	case m.spec.MinReplicas != nil:
-		cfg.initialReplicas = *m.spec.MinReplicas
-	default:
-		cfg.initialReplicas = 1
 	}
 	var sim simulateFunc
 	if *useLocal {
@@ -361,40 +358,93 @@ func (a *App) simulate(ctx context.Context, args []string) error {
 			return c.Simulate(ctx, req)
 		}
 	}
-	if len(versions.list) == 2 {
-		runs := make([][]simStep, 2)
-		for i, v := range versions.list {
-			cfg.options = versionOptions(v)
-			if runs[i], _, err = runSimulation(ctx, sim, cfg, ticks); err != nil {
-				return fmt.Errorf("simulate as Kubernetes %s: %w", v, err)
+	refs := make([]*pb.TargetRef, len(ms))
+	for i, m := range ms {
+		refs[i] = &pb.TargetRef{Namespace: m.namespace, Name: m.name}
+	}
+	return a.forEach(refs, func(i int) error {
+		m := ms[i]
+		cfg := simConfig{spec: m.spec, startup: *startup, requests: requests, initialReplicas: initial.orDefault(m.spec)}
+		if len(versions.list) == 2 {
+			runs := make([][]simStep, 2)
+			for j, v := range versions.list {
+				cfg.options = versionOptions(v)
+				var err error
+				if runs[j], _, err = runSimulation(ctx, sim, cfg, ticks); err != nil {
+					return fmt.Errorf("simulate as Kubernetes %s: %w", v, err)
+				}
 			}
+			if len(ms) > 1 {
+				if i > 0 {
+					fmt.Fprintln(a.Stdout)
+				}
+				fmt.Fprintf(a.Stdout, "%s/%s:\n", m.namespace, m.name)
+			}
+			return writeSideBySide(a.Stdout, versions.list, runs)
 		}
-		return writeSideBySide(a.Stdout, versions.list, runs)
-	}
-	if len(versions.list) == 1 {
-		cfg.options = versionOptions(versions.list[0])
-	}
-	steps, history, err := runSimulation(ctx, sim, cfg, ticks)
-	if err != nil {
-		return err
-	}
-	if *plotPath != "" {
-		if err := writePlot(*plotPath, m, steps); err != nil {
+		if len(versions.list) == 1 {
+			cfg.options = versionOptions(versions.list[0])
+		}
+		steps, history, err := runSimulation(ctx, sim, cfg, ticks)
+		if err != nil {
 			return err
 		}
-	}
-	if *out == "json" {
-		resp := &pb.SimulateResponse{History: history}
-		for _, s := range steps {
-			resp.Steps = append(resp.Steps, s.result)
+		if *plotPath != "" {
+			if err := writePlot(*plotPath, m, steps); err != nil {
+				return err
+			}
 		}
-		return writeJSON(a.Stdout, resp)
+		if *out == "json" {
+			resp := &pb.SimulateResponse{History: history}
+			for _, s := range steps {
+				resp.Steps = append(resp.Steps, s.result)
+			}
+			return writeJSON(a.Stdout, resp)
+		}
+		if len(ms) > 1 {
+			if i > 0 {
+				fmt.Fprintln(a.Stdout)
+			}
+			fmt.Fprintf(a.Stdout, "%s/%s:\n", m.namespace, m.name)
+		}
+		writeSimulation(a.Stdout, steps)
+		if *plotPath != "" {
+			fmt.Fprintf(a.Stdout, "\nwrote %s\n", *plotPath)
+		}
+		return nil
+	})
+}
+
+// initialReplicasFlag is --initial-replicas: unset, the spec's minReplicas, else 1.
+type initialReplicasFlag struct {
+	n   int32
+	set bool
+}
+
+func (f *initialReplicasFlag) String() string {
+	if f == nil || !f.set {
+		return ""
 	}
-	writeSimulation(a.Stdout, steps)
-	if *plotPath != "" {
-		fmt.Fprintf(a.Stdout, "\nwrote %s\n", *plotPath)
+	return strconv.Itoa(int(f.n))
+}
+
+func (f *initialReplicasFlag) Set(s string) error {
+	n, err := strconv.ParseInt(s, 10, 32)
+	if err != nil || n < 0 {
+		return errors.New("must be a replica count (a non-negative integer)")
 	}
+	f.n, f.set = int32(n), true
 	return nil
+}
+
+func (f *initialReplicasFlag) orDefault(spec *pb.HorizontalPodAutoscalerSpec) int32 {
+	switch {
+	case f.set:
+		return f.n
+	case spec.MinReplicas != nil:
+		return *spec.MinReplicas
+	}
+	return 1
 }
 
 // writeSimulation prints one line per row.

@@ -11,20 +11,14 @@ import (
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 )
 
-// targetRef reads -f and the target flags.
-func targetRef(t *targetFlags) (*pb.TargetRef, error) {
-	var m *manifest
-	if t.file != "" {
-		var err error
-		if m, err = loadManifest(t.file); err != nil {
-			return nil, err
-		}
-	}
-	return t.ref(m)
+func (a *App) get(ctx context.Context, args []string) error {
+	return a.showTargets(ctx, "get", args, a.writeTarget)
 }
 
-func (a *App) get(ctx context.Context, args []string) error {
-	fs := a.newFlagSet("get")
+// showTargets is get and describe: it fetches each target the flags name (or the file's
+// autoscalers) and prints it with write, or as JSON with --output json.
+func (a *App) showTargets(ctx context.Context, cmd string, args []string, write func(*pb.GetTargetResponse)) error {
+	fs := a.newFlagSet(cmd)
 	var t targetFlags
 	registerTarget(fs, &t, true)
 	out := registerOutput(fs)
@@ -32,7 +26,7 @@ func (a *App) get(ctx context.Context, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	ref, err := targetRef(&t)
+	refs, _, err := t.targets()
 	if err != nil {
 		return err
 	}
@@ -41,13 +35,24 @@ func (a *App) get(ctx context.Context, args []string) error {
 		return err
 	}
 	defer c.Close()
-	resp, err := c.GetTarget(ctx, &pb.GetTargetRequest{Target: ref})
-	if err != nil {
-		return err
-	}
-	if *out == "json" {
-		return writeJSON(a.Stdout, resp)
-	}
+	return a.forEach(refs, func(i int) error {
+		resp, err := c.GetTarget(ctx, &pb.GetTargetRequest{Target: refs[i]})
+		if err != nil {
+			return err
+		}
+		if *out == "json" {
+			return writeJSON(a.Stdout, resp)
+		}
+		if i > 0 {
+			fmt.Fprintln(a.Stdout)
+		}
+		write(resp)
+		return nil
+	})
+}
+
+// writeTarget prints one target's stored state.
+func (a *App) writeTarget(resp *pb.GetTargetResponse) {
 	tw := newTable(a.Stdout)
 	fmt.Fprintf(tw, "Target:\t%s\n", targetString(resp.GetTarget()))
 	fmt.Fprintf(tw, "Last seen:\t%s\n", timeString(resp.GetLastSeen()))
@@ -72,13 +77,12 @@ func (a *App) get(ctx context.Context, args []string) error {
 	} else {
 		writeConditions(a.Stdout, resp.GetConditions())
 	}
-	return nil
 }
 
 func (a *App) list(ctx context.Context, args []string) error {
 	fs := a.newFlagSet("list")
-	cluster := fs.String("cluster", "", "only targets of this cluster (empty: every cluster you may read)")
-	namespace := fs.String("namespace", "", "only targets of this namespace (needs --cluster)")
+	cluster := fs.String("cluster", "", "only targets of this cluster (default: every cluster you may read; with --namespace, the server's default cluster)")
+	namespace := fs.String("namespace", "", "only targets of this namespace")
 	limit := fs.Int("limit", 0, "print at most this many targets (0: all; every page is fetched)")
 	out := registerOutput(fs)
 	conn := a.registerConn(fs)
@@ -138,7 +142,7 @@ func (a *App) delete(ctx context.Context, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	ref, err := targetRef(&t)
+	refs, _, err := t.targets()
 	if err != nil {
 		return err
 	}
@@ -147,9 +151,11 @@ func (a *App) delete(ctx context.Context, args []string) error {
 		return err
 	}
 	defer c.Close()
-	if _, err := c.DeleteTarget(ctx, &pb.DeleteTargetRequest{Target: ref}); err != nil {
-		return err
-	}
-	fmt.Fprintf(a.Stdout, "deleted %s\n", targetString(ref))
-	return nil
+	return a.forEach(refs, func(i int) error {
+		if _, err := c.DeleteTarget(ctx, &pb.DeleteTargetRequest{Target: refs[i]}); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.Stdout, "deleted %s\n", targetString(refs[i]))
+		return nil
+	})
 }

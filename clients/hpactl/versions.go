@@ -45,9 +45,9 @@ func (v *versionsFlag) Set(s string) error {
 // registerVersions adds --kubernetes-version to fs; max is how many releases it takes.
 func registerVersions(fs *flag.FlagSet, max int) *versionsFlag {
 	v := &versionsFlag{max: max}
-	usage := "Kubernetes release whose HPA controller decides, 1.34 to 1.38 (default: the server's --kubernetes-version; with --local, the newest)"
+	usage := "Kubernetes `release` whose HPA controller decides, 1.34 to 1.38 (default: the server's --kubernetes-version; with --local, the newest)"
 	if max > 1 {
-		usage = "Kubernetes release whose HPA controller decides, 1.34 to 1.38; two, comma-separated (1.34,1.38), replay the trace under each and print them side by side (default: the server's --kubernetes-version; with --local, the newest)"
+		usage = "Kubernetes releases whose HPA controllers decide, a `list` of one or two of 1.34 to 1.38; two (1.34,1.38) replay the trace under each and print them side by side (default: the server's --kubernetes-version; with --local, the newest)"
 	}
 	fs.Var(v, "kubernetes-version", usage)
 	return v

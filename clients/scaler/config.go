@@ -202,10 +202,10 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Options.KubernetesVersion, "kubernetes-version", c.Options.KubernetesVersion,
 		"Kubernetes release whose HPA controller decides this cluster's autoscalers, "+recommender.OldestKubernetesVersion+" to "+recommender.NewestKubernetesVersion+
 			", or "+KubernetesVersionAuto+" for the API server's own, read at start (default: the service's --kubernetes-version)")
-	fs.Var(optFloat{&c.Options.Tolerance}, "tolerance", "tolerance sent with every Recommend (default: the service's)")
-	fs.Var(optDuration{&c.Options.CPUInitializationPeriod}, "cpu-initialization-period", "CPU initialization period sent with every Recommend (default: the service's)")
-	fs.Var(optDuration{&c.Options.InitialReadinessDelay}, "initial-readiness-delay", "initial readiness delay sent with every Recommend (default: the service's)")
-	fs.Var(optDuration{&c.Options.DownscaleStabilizationWindow}, "downscale-stabilization", "downscale stabilization window sent with every Recommend (default: the service's)")
+	fs.Var(optFloat{&c.Options.Tolerance}, "tolerance", "tolerance sent with every Recommend, a `float` (default: the service's)")
+	fs.Var(optDuration{&c.Options.CPUInitializationPeriod}, "cpu-initialization-period", "CPU initialization period sent with every Recommend, a `duration` (default: the service's)")
+	fs.Var(optDuration{&c.Options.InitialReadinessDelay}, "initial-readiness-delay", "initial readiness delay sent with every Recommend, a `duration` (default: the service's)")
+	fs.Var(optDuration{&c.Options.DownscaleStabilizationWindow}, "downscale-stabilization", "downscale stabilization window sent with every Recommend, a `duration` (default: the service's)")
 }
 
 // EnvName is the environment variable of a flag name.

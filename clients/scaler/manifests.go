@@ -1,22 +1,17 @@
 package scaler
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/yaml"
 
-	"github.com/hpa-recommender/hpa-recommender/clients/internal/pbconv"
+	"github.com/hpa-recommender/hpa-recommender/clients/internal/hpafile"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 )
 
@@ -24,7 +19,7 @@ import (
 type Autoscaler struct {
 	// Namespace and Name name the autoscaler (the TargetRef); an empty namespace is "default".
 	Namespace, Name string
-	// HPA is the manifest as decoded.
+	// HPA is the manifest as decoded, as autoscaling/v2 (an autoscaling/v1 one converted).
 	HPA *autoscalingv2.HorizontalPodAutoscaler
 	// Spec is HPA.Spec converted to the API message.
 	Spec *pb.HorizontalPodAutoscalerSpec
@@ -39,11 +34,12 @@ func (a *Autoscaler) Key() string { return a.Namespace + "/" + a.Name }
 
 // LoadManifests reads every *.yaml, *.yml and *.json file of dir (not recursively; names
 // starting with "." are skipped, as are the ..data links of a mounted ConfigMap). A file may
-// hold several YAML documents; empty documents and documents of other kinds are skipped, so a
-// directory may also carry other manifests. An autoscaling/v2 HorizontalPodAutoscaler with an
-// unknown field, no name, no scaleTargetRef, or a namespace/name seen twice is an error; the
-// other autoscalers are still returned, sorted by key, so one bad manifest never stops the
-// rest.
+// hold several YAML documents and `kind: List`s; empty documents and documents of other kinds
+// are skipped, so a directory may also carry other manifests (clients/internal/hpafile reads
+// them, as hpactl does; autoscaling/v1 is converted to v2). A HorizontalPodAutoscaler with an
+// unknown, duplicate or mistyped field, no name, no scaleTargetRef, or a namespace/name seen
+// twice is an error, each problem named with its file, document and field; the other
+// autoscalers are still returned, sorted by key, so one bad manifest never stops the rest.
 func LoadManifests(dir string) ([]*Autoscaler, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -89,68 +85,34 @@ func LoadManifests(dir string) ([]*Autoscaler, error) {
 	return out, errors.Join(errs...)
 }
 
-// parseManifests decodes the documents of one file.
+// parseManifests decodes the autoscalers of one file with the loader hpactl shares
+// (clients/internal/hpafile); an autoscaler without a scaleTargetRef kind and name is one more
+// problem of the file.
 func parseManifests(path string, b []byte) ([]*Autoscaler, error) {
-	r := utilyaml.NewYAMLReader(bufioReader(b))
+	hpas, err := hpafile.Parse(path, b)
+	var problems hpafile.Problems
+	if err != nil && !errors.As(err, &problems) {
+		return nil, err
+	}
 	var out []*Autoscaler
-	var errs []error
-	for i := 0; ; i++ {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: document %d: %w", path, i, err))
-			break
-		}
-		if len(bytes.TrimSpace(doc)) == 0 {
+	for _, h := range hpas {
+		if ref := h.Object.Spec.ScaleTargetRef; ref.Kind == "" || ref.Name == "" {
+			problems = append(problems, h.Problem("spec.scaleTargetRef", "Required value: kind and name"))
 			continue
-		}
-		var meta struct {
-			APIVersion string `json:"apiVersion"`
-			Kind       string `json:"kind"`
-		}
-		if err := yaml.Unmarshal(doc, &meta); err != nil {
-			errs = append(errs, fmt.Errorf("%s: document %d: %w", path, i, err))
-			continue
-		}
-		if meta.APIVersion == "" && meta.Kind == "" {
-			continue // comments only
-		}
-		if meta.Kind != "HorizontalPodAutoscaler" {
-			continue
-		}
-		if meta.APIVersion != "autoscaling/v2" {
-			errs = append(errs, fmt.Errorf("%s: document %d: HorizontalPodAutoscaler %s: only autoscaling/v2 is supported", path, i, meta.APIVersion))
-			continue
-		}
-		var hpa autoscalingv2.HorizontalPodAutoscaler
-		if err := yaml.UnmarshalStrict(doc, &hpa); err != nil {
-			errs = append(errs, fmt.Errorf("%s: document %d: %w", path, i, err))
-			continue
-		}
-		if hpa.Name == "" {
-			errs = append(errs, fmt.Errorf("%s: document %d: metadata.name is required", path, i))
-			continue
-		}
-		ref := hpa.Spec.ScaleTargetRef
-		if ref.Kind == "" || ref.Name == "" {
-			errs = append(errs, fmt.Errorf("%s: %s: spec.scaleTargetRef needs kind and name", path, hpa.Name))
-			continue
-		}
-		if hpa.Namespace == "" {
-			hpa.Namespace = "default"
 		}
 		out = append(out, &Autoscaler{
-			Namespace: hpa.Namespace,
-			Name:      hpa.Name,
-			HPA:       &hpa,
-			Spec:      pbconv.SpecToProto(&hpa.Spec),
-			Shadow:    strings.EqualFold(hpa.Annotations[ModeAnnotation], ModeShadow),
+			Namespace: h.Namespace(),
+			Name:      h.Name(),
+			HPA:       h.Object,
+			Spec:      h.Spec,
+			Shadow:    strings.EqualFold(h.Object.Annotations[ModeAnnotation], ModeShadow),
 			Source:    path,
 		})
 	}
-	return out, errors.Join(errs...)
+	if len(problems) > 0 {
+		return out, problems
+	}
+	return out, nil
 }
 
 // dirDigest hashes the names and contents of the manifest files of dir, so a reload happens
@@ -175,5 +137,3 @@ func dirDigest(dir string) (string, error) {
 	}
 	return fmt.Sprintf("%x", h.Sum(nil)), nil
 }
-
-func bufioReader(b []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(b)) }

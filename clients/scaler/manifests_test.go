@@ -101,3 +101,56 @@ func TestManifestReloadKeepsState(t *testing.T) {
 		t.Errorf("state of %d removed targets kept", n)
 	}
 }
+
+// TestLoadManifestsV1AndEveryProblem: an autoscaling/v1 manifest is read as the API server
+// converts it, and a file with several mistakes names each, with its document and field.
+func TestLoadManifestsV1AndEveryProblem(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "v1.yaml", `apiVersion: autoscaling/v1
+kind: HorizontalPodAutoscaler
+metadata: {name: legacy, namespace: shop}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: legacy}
+  maxReplicas: 6
+  targetCPUUtilizationPercentage: 55
+`)
+	writeFile(t, dir, "bad.yaml", `apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: typo, namespace: shop}
+spec:
+  scaleTargetRef: {kind: Deployment, name: typo}
+  maxReplica: 3
+  metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilisation: 50}}}]
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: noref, namespace: shop}
+spec: {maxReplicas: 3}
+`)
+	as, err := LoadManifests(dir)
+	for _, want := range []string{
+		"bad.yaml: document 0 (HorizontalPodAutoscaler shop/typo): spec.maxReplica: unknown field",
+		"bad.yaml: document 0 (HorizontalPodAutoscaler shop/typo): spec.metrics[0].resource.target.averageUtilisation: unknown field",
+		"bad.yaml: document 1 (HorizontalPodAutoscaler shop/noref): spec.scaleTargetRef: Required value",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v lacks %q", err, want)
+		}
+	}
+	if len(as) != 1 || as[0].Key() != "shop/legacy" {
+		t.Fatalf("autoscalers %v, want shop/legacy only", as)
+	}
+	want := &pb.HorizontalPodAutoscalerSpec{
+		ScaleTargetRef: &pb.CrossVersionObjectReference{ApiVersion: "apps/v1", Kind: "Deployment", Name: "legacy"},
+		MaxReplicas:    6,
+		Metrics: []*pb.MetricSpec{{Type: "Resource", Resource: &pb.ResourceMetricSource{
+			Name: "cpu", Target: &pb.MetricTarget{Type: "Utilization", AverageUtilization: ptr[int32](55)},
+		}}},
+	}
+	if diff := cmp.Diff(as[0].Spec, want, protocmp.Transform()); diff != "" {
+		t.Errorf("spec (-got +want):\n%s", diff)
+	}
+	if got := as[0].HPA.Spec.Metrics; len(got) != 1 || got[0].Resource == nil {
+		t.Errorf("the decoded HPA's metrics %v, want the converted cpu metric", got)
+	}
+}

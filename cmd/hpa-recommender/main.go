@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"syscall"
 
+	"github.com/hpa-recommender/hpa-recommender/cmd/internal/version"
 	"github.com/hpa-recommender/hpa-recommender/internal/envflag"
 	"github.com/hpa-recommender/hpa-recommender/server"
 	"github.com/hpa-recommender/hpa-recommender/store"
@@ -21,6 +22,10 @@ import (
 )
 
 func main() {
+	if version.Requested(os.Args[1:]) {
+		fmt.Println(version.String("hpa-recommender"))
+		return
+	}
 	if err := run(os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			os.Exit(0)
@@ -59,8 +64,8 @@ func run(args []string) error {
 	fs := flag.NewFlagSet("hpa-recommender", flag.ContinueOnError)
 	cfg.RegisterFlags(fs)
 	var level slog.Level
-	fs.TextVar(&level, "log-level", slog.LevelInfo, "log level: debug (every call), info, warn or error")
-	if err := envflag.Parse(fs, server.EnvPrefix, "hpa-recommender [flags]", args, os.LookupEnv); err != nil {
+	fs.TextVar(&level, "log-level", slog.LevelInfo, "log `level`: debug (every call), info, warn or error")
+	if err := envflag.Parse(fs, server.EnvPrefix, "hpa-recommender [flags] | hpa-recommender --version", args, os.LookupEnv); err != nil {
 		return err
 	}
 	if err := cfg.Validate(); err != nil {

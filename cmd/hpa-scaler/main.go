@@ -16,10 +16,15 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/hpa-recommender/hpa-recommender/clients/scaler"
+	"github.com/hpa-recommender/hpa-recommender/cmd/internal/version"
 	"github.com/hpa-recommender/hpa-recommender/internal/envflag"
 )
 
 func main() {
+	if version.Requested(os.Args[1:]) {
+		fmt.Println(version.String("hpa-scaler"))
+		return
+	}
 	if err := run(os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			os.Exit(0)
@@ -34,8 +39,8 @@ func run(args []string) error {
 	fs := flag.NewFlagSet("hpa-scaler", flag.ContinueOnError)
 	cfg.RegisterFlags(fs)
 	var level slog.Level
-	fs.TextVar(&level, "log-level", slog.LevelInfo, "log level: debug, info, warn or error")
-	if err := envflag.Parse(fs, scaler.EnvPrefix, "hpa-scaler --cluster NAME --manifests-dir DIR [flags]", args, os.LookupEnv); err != nil {
+	fs.TextVar(&level, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
+	if err := envflag.Parse(fs, scaler.EnvPrefix, "hpa-scaler --cluster NAME --manifests-dir DIR [flags] | hpa-scaler --version", args, os.LookupEnv); err != nil {
 		return err
 	}
 	if cfg.Identity == "" {

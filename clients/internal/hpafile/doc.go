@@ -1,0 +1,10 @@
+// Package hpafile reads HorizontalPodAutoscaler manifests the way kubectl reads a file: several
+// YAML (or JSON) documents per file, `kind: List` documents, documents of other kinds skipped,
+// autoscaling/v2 as written and autoscaling/v1 converted to autoscaling/v2 as the Kubernetes API
+// server converts it. Decoding is strict and case-sensitive, as the API server's strict field
+// validation is: every unknown or duplicate field, every type mismatch it can see and every
+// missing name is reported at once, each with its file, document and field path. It is the one
+// loader of hpactl (-f) and the scaler (--manifests-dir).
+//
+// It imports the generated API, clients/internal/pbconv and Kubernetes' API types only.
+package hpafile
