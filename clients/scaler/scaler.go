@@ -89,6 +89,8 @@ type targetState struct {
 	fallback atomic.Bool
 	// local mirrors the service's stored state (kept only with FallbackAfter > 0).
 	local recommender.State
+	// written is the autoscaler object as the last status write returned it (objects only).
+	written *writtenStatus
 }
 
 // maxPendingReports bounds the undelivered outcomes kept per target; the service infers an
@@ -261,7 +263,15 @@ type gathered struct {
 	resource schema.GroupResource
 	req      *pb.RecommendRequest
 	fetchErr []string // per metric: the fetch error, "" when fetched
+	// status collects what the sync learns for the autoscaler object's status.
+	status *statusChange
 }
+
+// scaleError is a failure to read the target's scale subresource (upstream's FailedGetScale).
+type scaleError struct{ err error }
+
+func (e *scaleError) Error() string { return "get scale: " + e.err.Error() }
+func (e *scaleError) Unwrap() error { return e.err }
 
 // syncOne is one reconcile of a: read the scale, the pods and the metrics; ask (or, after a
 // long enough outage and when configured, decide locally); write the scale when told to;
@@ -282,14 +292,28 @@ func (s *Scaler) syncOne(ctx context.Context, a *Autoscaler) (err error) {
 	defer ts.mu.Unlock()
 	log := s.log.With("autoscaler", a.Key(), "target", a.HPA.Spec.ScaleTargetRef.Kind+"/"+a.HPA.Spec.ScaleTargetRef.Name)
 	shadow := s.cfg.DryRun || a.Shadow
+	// What this sync learns goes to the autoscaler object's status at the end (objects only;
+	// shadow mode writes nothing).
+	ch := &statusChange{}
+	if !shadow {
+		defer func() {
+			if ctx.Err() == nil {
+				s.writeStatus(ctx, log, a, ts, ch)
+			}
+		}()
+	}
 
 	// Outcomes of earlier decisions go first; a failure here never blocks this sync.
 	s.flushReports(ctx, log, ts)
 
 	g, err := s.gather(ctx, a, shadow)
 	if err != nil {
+		if se := (*scaleError)(nil); errors.As(err, &se) {
+			ch.set(condAbleToScale, corev1.ConditionFalse, ReasonFailedGetScale, "the HPA controller was unable to get the target's current scale: %v", se.err)
+		}
 		return err
 	}
+	g.status = ch
 	s.tel.current.WithLabelValues(a.Namespace, a.Name).Set(float64(g.scale.Spec.Replicas))
 
 	rctx, cancel := s.rpcContext(ctx)
@@ -303,6 +327,8 @@ func (s *Scaler) syncOne(ctx context.Context, a *Autoscaler) (err error) {
 		if !unreachable(err) {
 			s.tel.serviceReachable.Set(1) // it answered, with a refusal
 			s.event(a, g.scale, corev1.EventTypeWarning, ReasonFailedGetRecommendation, "the hpa-recommender service refused the request: %v", status.Convert(err).Message())
+			ch.noDecision(g.scale.Spec.Replicas)
+			ch.set(condScalingActive, corev1.ConditionFalse, ReasonFailedGetRecommendation, "the hpa-recommender service refused the request: %v", status.Convert(err).Message())
 			return fmt.Errorf("recommend: %w", err)
 		}
 		s.tel.serviceReachable.Set(0)
@@ -355,7 +381,7 @@ func (s *Scaler) gather(ctx context.Context, a *Autoscaler, shadow bool) (*gathe
 	sc, gr, err := s.kube.getScale(ctx, a.Namespace, a.HPA.Spec.ScaleTargetRef)
 	if err != nil {
 		s.event(a, nil, corev1.EventTypeWarning, ReasonFailedGetScale, "%v", err)
-		return nil, fmt.Errorf("get scale: %w", err)
+		return nil, &scaleError{err}
 	}
 	g := &gathered{scale: sc, resource: gr}
 	req := &pb.RecommendRequest{
