@@ -32,6 +32,9 @@ const (
 	ReasonFailedGetRecommendation = "FailedGetRecommendation"
 	// ReasonLocalDecisionSuppressed: a local fallback decision to scale down was not applied.
 	ReasonLocalDecisionSuppressed = "LocalScaleDownSuppressed"
+	// ReasonInvalidSpec: an autoscaler object could not be read as an autoscaler; it is not
+	// loaded until it is fixed.
+	ReasonInvalidSpec = "InvalidSpec"
 )
 
 // metricFailureReason is upstream's event reason for a metric of type t that failed.

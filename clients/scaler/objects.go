@@ -11,7 +11,6 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/hpa-recommender/hpa-recommender/clients/internal/pbconv"
 )
@@ -134,11 +133,6 @@ func (k *Kube) getObject(ctx context.Context, o *Object, namespace, name string)
 
 // fieldManager names the scaler's writes in managedFields.
 const fieldManager = "hpa-scaler"
-
-// gvrString is "resource.version.group", as kubectl names resources.
-func gvrString(r schema.GroupVersionResource) string {
-	return r.Resource + "." + r.Version + "." + r.Group
-}
 
 // hpaAutoscaler is the Autoscaler of an autoscaling/v2 HorizontalPodAutoscaler object.
 func hpaAutoscaler(h *autoscalingv2.HorizontalPodAutoscaler) *Autoscaler {

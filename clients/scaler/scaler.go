@@ -68,6 +68,13 @@ type Scaler struct {
 	selectors map[string]labels.Selector
 	loaded    bool
 	fallbacks int
+	// bySource are the autoscalers of each source as last published; expected are the sources
+	// Run loads (readiness waits for each); taken are the keys an earlier source already has;
+	// nudged are keys to sync at once (an object's generation changed).
+	bySource map[string][]*Autoscaler
+	expected []string
+	taken    map[string]bool
+	nudged   map[string]bool
 
 	isLeader atomic.Bool
 	lastTick atomic.Int64 // unix nanoseconds of the sync loop's last pass
@@ -113,6 +120,9 @@ func New(cfg Config, deps Deps) (*Scaler, error) {
 		autoscalers: map[string]*Autoscaler{},
 		targets:     map[string]*targetState{},
 		selectors:   map[string]labels.Selector{},
+		bySource:    map[string][]*Autoscaler{},
+		taken:       map[string]bool{},
+		nudged:      map[string]bool{},
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -144,14 +154,37 @@ func New(cfg Config, deps Deps) (*Scaler, error) {
 // Registry is the registry the scaler's metrics are on.
 func (s *Scaler) Registry() *prometheus.Registry { return s.reg }
 
-// SetAutoscalers replaces the set of autoscalers; the state of one that is gone is dropped.
-func (s *Scaler) SetAutoscalers(as []*Autoscaler) {
+// SetAutoscalers replaces the autoscalers of the manifests source; the state of one that is
+// gone is dropped.
+func (s *Scaler) SetAutoscalers(as []*Autoscaler) { s.setSource(SourceManifests, as) }
+
+// setSource replaces the autoscalers of one source and merges every source's, in sourceOrder:
+// a namespace/name already taken by an earlier source is not loaded again (the service knows
+// a target by cluster, namespace and name), and says so once in the log. An object whose
+// generation changed is synced at once.
+func (s *Scaler) setSource(src string, as []*Autoscaler) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.bySource[src] = as
 	next := make(map[string]*Autoscaler, len(as))
-	for _, a := range as {
-		next[a.Key()] = a
+	taken := map[string]bool{}
+	for _, name := range sourceOrder {
+		for _, a := range s.bySource[name] {
+			key := a.Key()
+			if prev, dup := next[key]; dup {
+				taken[key] = true
+				if !s.taken[key] {
+					s.log.Error("autoscaler name taken by another source; ignored", "autoscaler", key, "source", a.Source, "kept", prev.Source)
+				}
+				continue
+			}
+			next[key] = a
+			if old, ok := s.autoscalers[key]; ok && a.Object != nil && old.Object != nil && old.HPA.Generation != a.HPA.Generation {
+				s.nudged[key] = true
+			}
+		}
 	}
+	s.taken = taken
 	for key, old := range s.autoscalers {
 		if _, ok := next[key]; !ok {
 			if ts := s.targets[key]; ts != nil && ts.fallback.Swap(false) {
@@ -165,7 +198,24 @@ func (s *Scaler) SetAutoscalers(as []*Autoscaler) {
 	}
 	s.autoscalers = next
 	s.loaded = true
+	for _, name := range s.expected {
+		if _, ok := s.bySource[name]; !ok {
+			s.loaded = false
+		}
+	}
 	s.tel.autoscalers.Set(float64(len(next)))
+}
+
+// takeNudged returns and forgets the keys to sync at once.
+func (s *Scaler) takeNudged() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.nudged))
+	for k := range s.nudged {
+		out = append(out, k)
+	}
+	clear(s.nudged)
+	return out
 }
 
 // Autoscaler returns the loaded autoscaler with key "namespace/name".
