@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/hpa-recommender/hpa-recommender/clients/scaler/api/v1alpha1"
 	"github.com/hpa-recommender/hpa-recommender/internal/testkit/kubetest"
 )
 
@@ -32,6 +33,7 @@ func TestObjectSources(t *testing.T) {
 	t.Logf("control plane and metrics APIs ready in %v", time.Since(start).Round(time.Millisecond))
 	e := &e2eEnv{cp: cp, adapter: adapter}
 	t.Run("HPAObjects", e.hpaObjects)
+	t.Run("CustomResource", e.customObjects)
 }
 
 // kubectl runs the kubectl `make kube-binaries` built against the control plane.
@@ -68,7 +70,7 @@ spec:
   behavior:
     scaleUp: {stabilizationWindowSeconds: 0, policies: [{type: Pods, value: 1, periodSeconds: 3}]}
     scaleDown: {stabilizationWindowSeconds: 0, policies: [{type: Pods, value: 1, periodSeconds: 3}]}
-`, map[string]string{"HorizontalPodAutoscaler": "autoscaling/v2"}[kind], kind, name, ns, target)
+`, map[string]string{"HorizontalPodAutoscaler": "autoscaling/v2", "CentralHorizontalPodAutoscaler": "hpa-recommender.io/v1alpha1"}[kind], kind, name, ns, target)
 }
 
 // objectFixture is a fixture whose autoscalers come from an object source.
@@ -311,4 +313,116 @@ func (e *e2eEnv) hpaObjects(t *testing.T) {
 		t.Errorf("broken AbleToScale = %+v, want False FailedGetScale naming Rollout", c)
 	}
 	f.waitEvent("HorizontalPodAutoscaler", "broken", "FailedGetScale: ")
+}
+
+// crdFile is the generated CRD, from this package's directory.
+const crdFile = "../../deploy/base/crd/hpa-recommender.io_centralhorizontalpodautoscalers.yaml"
+
+// CustomResource: the generated CRD installs; kubectl explain reads its schema; kubectl apply
+// rejects what the API server rejects for an HPA; a CentralHorizontalPodAutoscaler (an HPA
+// manifest with apiVersion and kind changed) scales its Deployment up and down within policy,
+// with its status (and explanation) written and shown by kubectl get chpa.
+func (e *e2eEnv) customObjects(t *testing.T) {
+	if _, err := e.kubectl(t, "", "apply", "--server-side", "-f", crdFile); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.kubectl(t, "", "wait", "--for=condition=Established", "--timeout=60s", "crd/centralhorizontalpodautoscalers.hpa-recommender.io"); err != nil {
+		t.Fatal(err)
+	}
+	// kubectl explain needs the published OpenAPI, which follows the CRD by a moment.
+	var out string
+	var err error
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		if out, err = e.kubectl(t, "", "explain", "chpa.spec.scaleTargetRef"); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"GROUP:      hpa-recommender.io", "KIND:       CentralHorizontalPodAutoscaler", "VERSION:    v1alpha1", "kind\t<string> -required-", "name\t<string> -required-"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kubectl explain chpa.spec.scaleTargetRef lacks %q:\n%s", want, out)
+		}
+	}
+	if out, err = e.kubectl(t, "", "explain", "chpa.status.explanation"); err != nil || !strings.Contains(out, "explanation is the last decision's message") {
+		t.Errorf("kubectl explain chpa.status.explanation: %v\n%s", err, out)
+	}
+
+	ns := "custom-objects"
+	f := e.objectFixture(t, ns, SourceCustom)
+	chpa := objectHPA("CentralHorizontalPodAutoscaler", ns, "web", "Deployment")
+	for _, bad := range []struct{ name, from, to, want string }{
+		{"min above max", "minReplicas: 1", "minReplicas: 11", "spec.minReplicas must be less than or equal to spec.maxReplicas"},
+		{"max zero", "maxReplicas: 10", "maxReplicas: 0", "spec.maxReplicas must be greater than or equal to 1"},
+		{"target of another type", "averageUtilization: 60}", "averageValue: 60}", "the target must set the value its type names"},
+		{"policy period", "periodSeconds: 3}]}\n    scaleDown", "periodSeconds: 3601}]}\n    scaleDown", "periodSeconds in [1, 1800]"},
+		{"no target kind", "kind: Deployment", "kind: \"\"", "spec.scaleTargetRef needs kind and name"},
+	} {
+		m := strings.Replace(chpa, bad.from, bad.to, 1)
+		if m == chpa {
+			t.Fatalf("%s: %q not in the manifest", bad.name, bad.from)
+		}
+		if _, err := e.kubectl(t, m, "apply", "-f", "-"); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("kubectl apply (%s): %v, want a rejection saying %q", bad.name, err, bad.want)
+		}
+	}
+	if _, err := e.kubectl(t, chpa, "apply", "-f", "-"); err != nil {
+		t.Fatal(err)
+	}
+	key := ns + "/web"
+	waitAutoscaler(t, f.s, key, nil)
+
+	f.setDemand(300) // 2 pods at 150% of 60%: wants 5, one pod per 3 s
+	f.kubelet(f.kube)
+	if err := f.s.SyncOne(f.ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.replicas(); r != 3 {
+		t.Fatalf("replicas = %d after the first sync, want 3", r)
+	}
+	out, err = e.kubectl(t, "", "get", "chpa", "web", "-n", ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("kubectl get chpa:\n%s", out)
+	if !regexp.MustCompile(`(?m)^NAME\s+REFERENCE\s+TARGETS\s+MINPODS\s+MAXPODS\s+REPLICAS\s+AGE\s*$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^web\s+web\s+150\s+1\s+10\s+2\s+\S+\s*$`).MatchString(out) {
+		t.Errorf("kubectl get chpa, want the columns of kubectl get hpa and web web 150 1 10 2:\n%s", out)
+	}
+	seen, at := f.scaleTo(key, 5)
+	if got := fmt.Sprint(seen); got != "[4 5]" {
+		t.Fatalf("replicas went %s after 3, want [4 5]", got)
+	}
+	checkPolicyGaps(t, at)
+	// Once the scale-ups are older than the 3 s period (replicas added in the period raise
+	// the scale-down limit, as upstream), down one pod per 3 s.
+	time.Sleep(3500 * time.Millisecond)
+	f.setDemand(40)
+	seen, at = f.scaleTo(key, 1)
+	if got := fmt.Sprint(seen); got != "[4 3 2 1]" {
+		t.Errorf("replicas went %s from 5, want [4 3 2 1]", got)
+	}
+	checkPolicyGaps(t, at)
+	f.waitEvent("CentralHorizontalPodAutoscaler", "web", "SuccessfulRescale: New size: 1; reason: All metrics below target")
+
+	u, err := f.kube.Dynamic.Resource(v1alpha1.GroupVersionResource).Namespace(ns).Get(f.ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, expl, err := fromCustom(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := h.Status
+	if st.CurrentReplicas != 2 || st.DesiredReplicas != 1 || st.LastScaleTime == nil || st.ObservedGeneration == nil || *st.ObservedGeneration != h.Generation {
+		t.Errorf("status = %+v, want current 2, desired 1, a lastScaleTime, observedGeneration %d", st, h.Generation)
+	}
+	if c := findCond(st.Conditions, "AbleToScale"); c.Reason != "SucceededRescale" {
+		t.Errorf("AbleToScale = %+v, want SucceededRescale", c)
+	}
+	if !strings.Contains(expl, "1") || expl == "" {
+		t.Errorf("status.explanation = %q, want the decision's message", expl)
+	}
+	t.Logf("status.explanation: %s", expl)
 }
