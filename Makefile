@@ -25,19 +25,26 @@ help: ## Describe useful make targets
 .PHONY: all
 all: generate lint test ## Generate, lint and test
 
+# The CentralHorizontalPodAutoscaler custom resource: Go types in clients/scaler/api, from which
+# controller-gen writes their deep copies and the CRD manifest in deploy/base/crd.
+CRD_API := clients/scaler/api
+CRD_DIR := deploy/base/crd
+GENERATED := proto store/proto store/internal/recordpb server/apidescriptors.binpb $(CRD_API) $(CRD_DIR)
+
 .PHONY: generate
-generate: ## Regenerate proto/gen (the API), store/internal/recordpb (the record format) and server/apidescriptors.binpb (reflection), and format the .proto files
+generate: ## Regenerate proto/gen (the API), store/internal/recordpb (the record format), server/apidescriptors.binpb (reflection), the custom resource's deep copies and CRD, and format the .proto files
 	$(BUF) generate
 	$(BUF) generate --template buf.gen.store.yaml
 	$(BUF) format -w
 	$(BUF) build --path proto/recommender --exclude-imports -o server/apidescriptors.binpb
+	$(TOOL) controller-gen object paths=./$(CRD_API)/... crd:crdVersions=v1 output:crd:dir=$(CRD_DIR)
 
 .PHONY: checkgenerate
 checkgenerate: generate ## Fail if generated code or proto formatting is stale
-	@if [[ -n "$$(git status --porcelain -- proto store/proto store/internal/recordpb server/apidescriptors.binpb)" ]]; then \
+	@if [[ -n "$$(git status --porcelain -- $(GENERATED))" ]]; then \
 		echo "generated code or .proto formatting is out of date; run make generate and commit:" >&2; \
-		git status --porcelain -- proto store/proto store/internal/recordpb server/apidescriptors.binpb >&2; \
-		git --no-pager diff -- proto store/proto store/internal/recordpb server/apidescriptors.binpb >&2; \
+		git status --porcelain -- $(GENERATED) >&2; \
+		git --no-pager diff -- $(GENERATED) >&2; \
 		exit 1; \
 	fi
 

@@ -115,7 +115,7 @@ func TestKustomizeServerDryRun(t *testing.T) {
 			}
 			checkObjects(t, dir, objs)
 			for _, o := range objs {
-				if o.Kind != "Namespace" && !strings.HasPrefix(o.Kind, "Cluster") && o.Namespace != "hpa-system" {
+				if o.Kind != "Namespace" && o.Kind != "CustomResourceDefinition" && !strings.HasPrefix(o.Kind, "Cluster") && o.Namespace != "hpa-system" {
 					t.Errorf("%s %s in namespace %q, want hpa-system", o.Kind, o.Name, o.Namespace)
 				}
 			}
@@ -228,7 +228,15 @@ func checkScaler(t *testing.T, cp *kubetest.ControlPlane, rendered []byte, objs 
 		{attr{Verb: "delete", Resource: "pods", Namespace: "shop"}, false},
 		{attr{Verb: "list", Resource: "secrets"}, false},
 		{attr{Verb: "get", Resource: "configmaps", Namespace: "hpa-system"}, false},
-		{attr{Verb: "list", Group: "autoscaling", Resource: "horizontalpodautoscalers"}, false},
+		{attr{Verb: "list", Group: "autoscaling", Resource: "horizontalpodautoscalers"}, true},
+		{attr{Verb: "watch", Group: "autoscaling", Resource: "horizontalpodautoscalers"}, true},
+		{attr{Verb: "update", Group: "autoscaling", Resource: "horizontalpodautoscalers", Subresource: "status", Namespace: "shop", Name: "web"}, true},
+		{attr{Verb: "list", Group: "hpa-recommender.io", Resource: "centralhorizontalpodautoscalers"}, true},
+		{attr{Verb: "update", Group: "hpa-recommender.io", Resource: "centralhorizontalpodautoscalers", Subresource: "status", Namespace: "shop", Name: "web"}, true},
+		{attr{Verb: "update", Group: "autoscaling", Resource: "horizontalpodautoscalers", Namespace: "shop", Name: "web"}, false},
+		{attr{Verb: "patch", Group: "autoscaling", Resource: "horizontalpodautoscalers", Subresource: "status", Namespace: "shop", Name: "web"}, false},
+		{attr{Verb: "delete", Group: "autoscaling", Resource: "horizontalpodautoscalers", Namespace: "shop", Name: "web"}, false},
+		{attr{Verb: "update", Group: "hpa-recommender.io", Resource: "centralhorizontalpodautoscalers", Namespace: "shop", Name: "web"}, false},
 		{attr{Verb: "delete", Resource: "events", Namespace: "shop"}, false},
 		{attr{Verb: "get", Group: "coordination.k8s.io", Resource: "leases", Namespace: "hpa-system", Name: "kube-controller-manager"}, false},
 		{attr{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: "kube-system", Name: "hpa-scaler"}, false},

@@ -38,6 +38,10 @@ func (s *Scaler) serviceDown(ctx context.Context, log *slog.Logger, a *Autoscale
 	}
 	ts.unreachable = true
 	if !useLocal {
+		if g.status != nil {
+			g.status.noDecision(g.scale.Spec.Replicas)
+			g.status.set(condScalingActive, corev1.ConditionFalse, ReasonRecommenderUnavailable, "the hpa-recommender service is unreachable; not scaling (fail static)")
+		}
 		// Fail static: say what could not be fetched, as the in-tree controller would, and
 		// leave the target as it is.
 		for i, e := range g.fetchErr {
@@ -73,6 +77,17 @@ func (s *Scaler) act(ctx context.Context, log *slog.Logger, a *Autoscaler, ts *t
 	s.tel.decisions.WithLabelValues(mode, direction(cur, desired)).Inc()
 	s.tel.desired.WithLabelValues(a.Namespace, a.Name, mode).Set(float64(desired))
 	s.metricEvents(a, g.scale, resp)
+	ch := g.status
+	if ch == nil {
+		ch = &statusChange{}
+	}
+	if err := ch.fromResponse(resp); err != nil {
+		log.Warn("currentMetrics not shown in the status", "error", err)
+	}
+	if metricsFailed(resp) {
+		// No metric gave a proposal: upstream keeps the previous desiredReplicas.
+		ch.keepDesired = true
+	}
 	if !resp.GetScale() || desired == cur {
 		log.Debug("no change", "mode", mode, "replicas", cur, "explanation", resp.GetExplanation().GetMessage())
 		return nil
@@ -94,6 +109,7 @@ func (s *Scaler) act(ctx context.Context, log *slog.Logger, a *Autoscaler, ts *t
 	}
 	err := s.kube.updateScale(ctx, g.resource, g.scale, cur, desired)
 	now := s.now()
+	ch.rescaleOutcome(a.HPA, now, cur, desired, err)
 	if err != nil {
 		result := "failure"
 		if errors.Is(err, errScaleChanged) {
@@ -145,16 +161,24 @@ func (s *Scaler) metricEvents(a *Autoscaler, sc *autoscalingv1.Scale, resp *pb.R
 		}
 		s.event(a, sc, corev1.EventTypeWarning, metricFailureReason(typ), "%s", m.GetError())
 	}
-	if invalid == 0 || ex.GetWinningMetric() >= 0 {
-		return
+	if invalid > 0 && metricsFailed(resp) {
+		s.event(a, sc, corev1.EventTypeWarning, ReasonFailedComputeMetricsReplicas,
+			"invalid metrics (%d invalid out of %d), first error is: %s", invalid, len(ex.GetMetrics()), first)
+	}
+}
+
+// metricsFailed reports whether no metric gave a proposal (upstream's computeReplicasForMetrics
+// returning -1): ScalingActive is False for a reason other than ScalingDisabled.
+func metricsFailed(resp *pb.RecommendResponse) bool {
+	if resp.GetExplanation().GetWinningMetric() >= 0 {
+		return false
 	}
 	for _, c := range resp.GetConditions() {
 		if c.GetType() == recommender.ConditionScalingActive && c.GetStatus() == recommender.StatusFalse && c.GetReason() != "ScalingDisabled" {
-			s.event(a, sc, corev1.EventTypeWarning, ReasonFailedComputeMetricsReplicas,
-				"invalid metrics (%d invalid out of %d), first error is: %s", invalid, len(ex.GetMetrics()), first)
-			return
+			return true
 		}
 	}
+	return false
 }
 
 // defaultMetric is the metric upstream defaults an empty spec.metrics to: 80% average CPU

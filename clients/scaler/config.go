@@ -4,8 +4,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/hpa-recommender/hpa-recommender/clients/goclient"
 	"github.com/hpa-recommender/hpa-recommender/internal/envflag"
@@ -29,8 +33,14 @@ const (
 type Config struct {
 	// Cluster is the cluster name sent in every TargetRef. Required.
 	Cluster string
+	// Source lists where autoscalers come from, comma-separated: SourceManifests,
+	// SourceHPA, SourceCustom (default: manifests when ManifestsDir is set, else custom).
+	Source string
+	// Namespaces narrows the hpa and custom sources to these namespaces (comma-separated;
+	// empty: all) and Selector to the objects matching this label selector.
+	Namespaces, Selector string
 	// ManifestsDir holds the HorizontalPodAutoscaler manifests (*.yaml, *.yml, *.json;
-	// multi-document YAML). Required.
+	// multi-document YAML). Required by the manifests source.
 	ManifestsDir string
 	// ManifestsReload is how often the directory is checked for changes (default 10s).
 	ManifestsReload time.Duration
@@ -171,7 +181,10 @@ func (o optDuration) Set(s string) error {
 // RegisterFlags binds every field to a flag of fs, with the current values as defaults.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Cluster, "cluster", c.Cluster, "cluster name sent with every target (required)")
-	fs.StringVar(&c.ManifestsDir, "manifests-dir", c.ManifestsDir, "directory of autoscaling/v2 HorizontalPodAutoscaler manifests (required)")
+	fs.StringVar(&c.Source, "source", c.Source, "where autoscalers come from, comma-separated: manifests, hpa (HorizontalPodAutoscaler objects), custom (CentralHorizontalPodAutoscaler objects); default manifests with --manifests-dir, else custom")
+	fs.StringVar(&c.Namespaces, "namespaces", c.Namespaces, "namespaces of the hpa and custom sources, comma-separated (empty: all)")
+	fs.StringVar(&c.Selector, "selector", c.Selector, "label selector on the autoscaler objects of the hpa and custom sources")
+	fs.StringVar(&c.ManifestsDir, "manifests-dir", c.ManifestsDir, "directory of autoscaling/v2 HorizontalPodAutoscaler manifests (the manifests source)")
 	fs.DurationVar(&c.ManifestsReload, "manifests-reload", c.ManifestsReload, "how often the manifests directory is checked for changes")
 	fs.StringVar(&c.Kubeconfig, "kubeconfig", c.Kubeconfig, "kubeconfig file (empty: in-cluster configuration)")
 	fs.Float64Var(&c.KubeQPS, "kube-qps", c.KubeQPS, "queries per second of each client to the Kubernetes API server")
@@ -218,6 +231,41 @@ func ApplyEnv(fs *flag.FlagSet, lookup func(string) (string, bool)) error {
 	return envflag.Apply(fs, EnvPrefix, lookup)
 }
 
+// Sources is Source as a list, defaulted and checked.
+func (c *Config) Sources() ([]string, error) {
+	if strings.TrimSpace(c.Source) == "" {
+		if c.ManifestsDir != "" {
+			return []string{SourceManifests}, nil
+		}
+		return []string{SourceCustom}, nil
+	}
+	var out []string
+	for _, f := range strings.Split(c.Source, ",") {
+		f = strings.TrimSpace(f)
+		if !slices.Contains(sourceOrder, f) {
+			return nil, fmt.Errorf("--source: unknown source %q (want manifests, hpa or custom)", f)
+		}
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// namespaceList is Namespaces as a list; [""] (every namespace) when empty.
+func (c *Config) namespaceList() []string {
+	var out []string
+	for _, ns := range strings.Split(c.Namespaces, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" && !slices.Contains(out, ns) {
+			out = append(out, ns)
+		}
+	}
+	if len(out) == 0 {
+		return []string{""}
+	}
+	return out
+}
+
 // useTLS reports whether the connection to the service uses TLS.
 func (c *Config) useTLS() bool { return c.TLS || c.TLSCA != "" || c.TLSCert != "" }
 
@@ -228,8 +276,15 @@ func (c *Config) Validate() error {
 	if c.Cluster == "" {
 		bad("--cluster is required")
 	}
-	if c.ManifestsDir == "" {
-		bad("--manifests-dir is required")
+	srcs, err := c.Sources()
+	if err != nil {
+		bad("%v", err)
+	}
+	if slices.Contains(srcs, SourceManifests) && c.ManifestsDir == "" {
+		bad("--manifests-dir is required by the manifests source")
+	}
+	if _, err := labels.Parse(c.Selector); err != nil {
+		bad("--selector: %v", err)
 	}
 	if c.ManifestsReload <= 0 {
 		bad("--manifests-reload must be positive")

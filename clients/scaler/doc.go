@@ -1,7 +1,8 @@
 // Package scaler is the logic of hpa-scaler, the thin in-cluster client of hpa-recommender.
 //
-// Every sync period it reads, for each autoscaler (a standard autoscaling/v2
-// HorizontalPodAutoscaler manifest read from a directory, not an object in the cluster), the
+// Every sync period it reads, for each autoscaler (an autoscaling/v2 HorizontalPodAutoscaler
+// manifest from a directory, an HPA object, or a CentralHorizontalPodAutoscaler object: see
+// Config.Source; objects get their status written as the in-tree controller writes it), the
 // target's scale subresource, its pods (from an informer cache) and every metric of the spec
 // (metrics.k8s.io, custom.metrics.k8s.io, external.metrics.k8s.io); it sends Recommend, writes
 // the scale subresource when the answer says so (with the resourceVersion precondition), and

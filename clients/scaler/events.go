@@ -32,6 +32,9 @@ const (
 	ReasonFailedGetRecommendation = "FailedGetRecommendation"
 	// ReasonLocalDecisionSuppressed: a local fallback decision to scale down was not applied.
 	ReasonLocalDecisionSuppressed = "LocalScaleDownSuppressed"
+	// ReasonInvalidSpec: an autoscaler object could not be read as an autoscaler; it is not
+	// loaded until it is fixed.
+	ReasonInvalidSpec = "InvalidSpec"
 )
 
 // metricFailureReason is upstream's event reason for a metric of type t that failed.
@@ -46,9 +49,13 @@ func metricFailureReason(t string) string {
 
 func eventScheme() *runtime.Scheme { return scheme.Scheme }
 
-// eventTarget is the object events go on: the scale target (there is no HPA object), with its
-// UID once the scale has been read.
+// eventTarget is the object events go on: the autoscaler object itself when there is one (the
+// hpa and custom sources), else the scale target, with its UID once the scale has been read.
 func eventTarget(a *Autoscaler, sc *autoscalingv1.Scale) *corev1.ObjectReference {
+	if o := a.Object; o != nil {
+		return &corev1.ObjectReference{APIVersion: o.APIVersion, Kind: o.Kind, Name: a.Name, Namespace: a.Namespace,
+			UID: a.HPA.UID, ResourceVersion: a.HPA.ResourceVersion}
+	}
 	ref := a.HPA.Spec.ScaleTargetRef
 	o := &corev1.ObjectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name, Namespace: a.Namespace}
 	if sc != nil {
@@ -57,8 +64,8 @@ func eventTarget(a *Autoscaler, sc *autoscalingv1.Scale) *corev1.ObjectReference
 	return o
 }
 
-// event records one event on the scale target; the message names the autoscaler, since the
-// manifests are files and have no object of their own.
+// event records one event on the autoscaler object, with upstream's message; for a manifest
+// (a file, no object of its own) on the scale target, the message naming the autoscaler.
 func (s *Scaler) event(a *Autoscaler, sc *autoscalingv1.Scale, eventType, reason, format string, args ...any) {
 	if s.kube == nil || s.kube.Events == nil {
 		return
@@ -67,6 +74,10 @@ func (s *Scaler) event(a *Autoscaler, sc *autoscalingv1.Scale, eventType, reason
 	if s.cfg.DryRun || a.Shadow {
 		// Shadow mode writes nothing to the cluster, events included.
 		s.log.Info("shadow: would record event", "autoscaler", a.Key(), "type", eventType, "reason", reason, "message", msg)
+		return
+	}
+	if a.Object != nil {
+		s.kube.Events.Event(eventTarget(a, sc), eventType, reason, msg)
 		return
 	}
 	s.kube.Events.Eventf(eventTarget(a, sc), eventType, reason, "HorizontalPodAutoscaler %s: %s", a.Name, msg)

@@ -47,8 +47,13 @@ type Kube struct {
 	ResourceMetrics resourceclient.PodMetricsesGetter
 	CustomMetrics   customclient.CustomMetricsClient
 	ExternalMetrics externalclient.ExternalMetricsClient
-	// Events records Kubernetes events on scale targets.
+	// Events records Kubernetes events on scale targets and autoscaler objects.
 	Events record.EventRecorder
+	// Client reads HorizontalPodAutoscaler objects and writes their status (the hpa source);
+	// Dynamic does the same for the custom resource (the custom source). Either may be nil
+	// when its source is not used.
+	Client  kubernetes.Interface
+	Dynamic dynamic.Interface
 
 	resetMu   sync.Mutex
 	lastReset time.Time
@@ -167,6 +172,10 @@ func NewKube(cfg *rest.Config, component string) (*Kube, *KubeRunner, error) {
 	}
 	apis := customclient.NewAvailableAPIsGetter(disc)
 	custom := customclient.NewForConfig(cfg, mapper, apis)
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("dynamic client: %w", err)
+	}
 
 	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTransform(trimPod))
 	podInformer := factory.Core().V1().Pods()
@@ -184,6 +193,8 @@ func NewKube(cfg *rest.Config, component string) (*Kube, *KubeRunner, error) {
 		CustomMetrics:   custom,
 		ExternalMetrics: ext,
 		Events:          recorder,
+		Client:          cs,
+		Dynamic:         dyn,
 	}
 	run := &KubeRunner{
 		Client: cs,

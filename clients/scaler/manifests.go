@@ -27,6 +27,8 @@ type Autoscaler struct {
 	Shadow bool
 	// Source is the file the manifest came from.
 	Source string
+	// Object is set when the autoscaler is a Kubernetes object (not a manifest file).
+	Object *Object
 }
 
 // Key is "namespace/name".

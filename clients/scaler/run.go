@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -31,26 +32,46 @@ type RunDeps struct {
 	Listener net.Listener
 }
 
-// Run loads the manifests (and reloads them on change), serves /metrics, /healthz and
+// Run loads the autoscalers of every configured source (the manifests, reloaded on change;
+// HorizontalPodAutoscaler and custom resource objects, watched through informers), serves /metrics, /healthz and
 // /readyz, and syncs every autoscaler each period while it leads (always, without leader
 // election). It blocks until ctx ends.
 func (s *Scaler) Run(ctx context.Context, deps RunDeps) error {
 	if s.cfg.LeaderElect && deps.LeaseClient == nil {
 		return errors.New("scaler: leader election needs a LeaseClient")
 	}
+	srcs, err := s.cfg.Sources()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.expected = srcs
+	s.mu.Unlock()
+	manifests := slices.Contains(srcs, SourceManifests)
 	// The digest is taken before the load, so a change landing between the two is seen by the
 	// watcher (taking it after, in the watcher, could miss one for good).
-	loaded, _ := dirDigest(s.cfg.ManifestsDir)
-	if as, err := LoadManifests(s.cfg.ManifestsDir); err != nil && as == nil {
-		return err
-	} else {
-		s.logManifestErrors(err)
-		s.SetAutoscalers(as)
+	var loaded string
+	if manifests {
+		loaded, _ = dirDigest(s.cfg.ManifestsDir)
+		if as, err := LoadManifests(s.cfg.ManifestsDir); err != nil && as == nil {
+			return err
+		} else {
+			s.logManifestErrors(err)
+			s.SetAutoscalers(as)
+		}
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	for _, src := range srcs {
+		if src == SourceManifests {
+			continue
+		}
+		if err := s.startObjectSource(ctx, &wg, src); err != nil {
+			return err
+		}
+	}
 
 	if deps.Listener != nil || s.cfg.HTTPListen != "" {
 		srv := &http.Server{Handler: s.Handler(deps.Ready), ReadHeaderTimeout: 10 * time.Second}
@@ -78,11 +99,13 @@ func (s *Scaler) Run(ctx context.Context, deps RunDeps) error {
 			_ = srv.Shutdown(sctx)
 		}()
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		s.watchManifests(ctx, loaded)
-	}()
+	if manifests {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.watchManifests(ctx, loaded)
+		}()
+	}
 
 	if !s.cfg.LeaderElect {
 		s.setLeader(true)
@@ -202,6 +225,9 @@ func (s *Scaler) syncLoop(ctx context.Context) {
 	for {
 		now := time.Now()
 		s.lastTick.Store(now.UnixNano())
+		for _, k := range s.takeNudged() {
+			due[k] = now
+		}
 		keys := s.keys()
 		live := make(map[string]bool, len(keys))
 		for _, k := range keys {

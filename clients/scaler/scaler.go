@@ -68,6 +68,13 @@ type Scaler struct {
 	selectors map[string]labels.Selector
 	loaded    bool
 	fallbacks int
+	// bySource are the autoscalers of each source as last published; expected are the sources
+	// Run loads (readiness waits for each); taken are the keys an earlier source already has;
+	// nudged are keys to sync at once (an object's generation changed).
+	bySource map[string][]*Autoscaler
+	expected []string
+	taken    map[string]bool
+	nudged   map[string]bool
 
 	isLeader atomic.Bool
 	lastTick atomic.Int64 // unix nanoseconds of the sync loop's last pass
@@ -89,6 +96,8 @@ type targetState struct {
 	fallback atomic.Bool
 	// local mirrors the service's stored state (kept only with FallbackAfter > 0).
 	local recommender.State
+	// written is the autoscaler object as the last status write returned it (objects only).
+	written *writtenStatus
 }
 
 // maxPendingReports bounds the undelivered outcomes kept per target; the service infers an
@@ -111,6 +120,9 @@ func New(cfg Config, deps Deps) (*Scaler, error) {
 		autoscalers: map[string]*Autoscaler{},
 		targets:     map[string]*targetState{},
 		selectors:   map[string]labels.Selector{},
+		bySource:    map[string][]*Autoscaler{},
+		taken:       map[string]bool{},
+		nudged:      map[string]bool{},
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -146,14 +158,37 @@ func New(cfg Config, deps Deps) (*Scaler, error) {
 // Registry is the registry the scaler's metrics are on.
 func (s *Scaler) Registry() *prometheus.Registry { return s.reg }
 
-// SetAutoscalers replaces the set of autoscalers; the state of one that is gone is dropped.
-func (s *Scaler) SetAutoscalers(as []*Autoscaler) {
+// SetAutoscalers replaces the autoscalers of the manifests source; the state of one that is
+// gone is dropped.
+func (s *Scaler) SetAutoscalers(as []*Autoscaler) { s.setSource(SourceManifests, as) }
+
+// setSource replaces the autoscalers of one source and merges every source's, in sourceOrder:
+// a namespace/name already taken by an earlier source is not loaded again (the service knows
+// a target by cluster, namespace and name), and says so once in the log. An object whose
+// generation changed is synced at once.
+func (s *Scaler) setSource(src string, as []*Autoscaler) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.bySource[src] = as
 	next := make(map[string]*Autoscaler, len(as))
-	for _, a := range as {
-		next[a.Key()] = a
+	taken := map[string]bool{}
+	for _, name := range sourceOrder {
+		for _, a := range s.bySource[name] {
+			key := a.Key()
+			if prev, dup := next[key]; dup {
+				taken[key] = true
+				if !s.taken[key] {
+					s.log.Error("autoscaler name taken by another source; ignored", "autoscaler", key, "source", a.Source, "kept", prev.Source)
+				}
+				continue
+			}
+			next[key] = a
+			if old, ok := s.autoscalers[key]; ok && a.Object != nil && old.Object != nil && old.HPA.Generation != a.HPA.Generation {
+				s.nudged[key] = true
+			}
+		}
 	}
+	s.taken = taken
 	for key, old := range s.autoscalers {
 		if _, ok := next[key]; !ok {
 			if ts := s.targets[key]; ts != nil && ts.fallback.Swap(false) {
@@ -167,7 +202,24 @@ func (s *Scaler) SetAutoscalers(as []*Autoscaler) {
 	}
 	s.autoscalers = next
 	s.loaded = true
+	for _, name := range s.expected {
+		if _, ok := s.bySource[name]; !ok {
+			s.loaded = false
+		}
+	}
 	s.tel.autoscalers.Set(float64(len(next)))
+}
+
+// takeNudged returns and forgets the keys to sync at once.
+func (s *Scaler) takeNudged() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.nudged))
+	for k := range s.nudged {
+		out = append(out, k)
+	}
+	clear(s.nudged)
+	return out
 }
 
 // Autoscaler returns the loaded autoscaler with key "namespace/name".
@@ -268,7 +320,15 @@ type gathered struct {
 	resource schema.GroupResource
 	req      *pb.RecommendRequest
 	fetchErr []string // per metric: the fetch error, "" when fetched
+	// status collects what the sync learns for the autoscaler object's status.
+	status *statusChange
 }
+
+// scaleError is a failure to read the target's scale subresource (upstream's FailedGetScale).
+type scaleError struct{ err error }
+
+func (e *scaleError) Error() string { return "get scale: " + e.err.Error() }
+func (e *scaleError) Unwrap() error { return e.err }
 
 // syncOne is one reconcile of a: read the scale, the pods and the metrics; ask (or, after a
 // long enough outage and when configured, decide locally); write the scale when told to;
@@ -289,14 +349,28 @@ func (s *Scaler) syncOne(ctx context.Context, a *Autoscaler) (err error) {
 	defer ts.mu.Unlock()
 	log := s.log.With("autoscaler", a.Key(), "target", a.HPA.Spec.ScaleTargetRef.Kind+"/"+a.HPA.Spec.ScaleTargetRef.Name)
 	shadow := s.cfg.DryRun || a.Shadow
+	// What this sync learns goes to the autoscaler object's status at the end (objects only;
+	// shadow mode writes nothing).
+	ch := &statusChange{}
+	if !shadow {
+		defer func() {
+			if ctx.Err() == nil {
+				s.writeStatus(ctx, log, a, ts, ch)
+			}
+		}()
+	}
 
 	// Outcomes of earlier decisions go first; a failure here never blocks this sync.
 	s.flushReports(ctx, log, ts)
 
 	g, err := s.gather(ctx, a, shadow)
 	if err != nil {
+		if se := (*scaleError)(nil); errors.As(err, &se) {
+			ch.set(condAbleToScale, corev1.ConditionFalse, ReasonFailedGetScale, "the HPA controller was unable to get the target's current scale: %v", se.err)
+		}
 		return err
 	}
+	g.status = ch
 	s.tel.current.WithLabelValues(a.Namespace, a.Name).Set(float64(g.scale.Spec.Replicas))
 
 	rctx, cancel := s.rpcContext(ctx)
@@ -310,6 +384,8 @@ func (s *Scaler) syncOne(ctx context.Context, a *Autoscaler) (err error) {
 		if !unreachable(err) {
 			s.tel.serviceReachable.Set(1) // it answered, with a refusal
 			s.event(a, g.scale, corev1.EventTypeWarning, ReasonFailedGetRecommendation, "the hpa-recommender service refused the request: %v", status.Convert(err).Message())
+			ch.noDecision(g.scale.Spec.Replicas)
+			ch.set(condScalingActive, corev1.ConditionFalse, ReasonFailedGetRecommendation, "the hpa-recommender service refused the request: %v", status.Convert(err).Message())
 			return fmt.Errorf("recommend: %w", err)
 		}
 		s.tel.serviceReachable.Set(0)
@@ -362,7 +438,7 @@ func (s *Scaler) gather(ctx context.Context, a *Autoscaler, shadow bool) (*gathe
 	sc, gr, err := s.kube.getScale(ctx, a.Namespace, a.HPA.Spec.ScaleTargetRef)
 	if err != nil {
 		s.event(a, nil, corev1.EventTypeWarning, ReasonFailedGetScale, "%v", err)
-		return nil, fmt.Errorf("get scale: %w", err)
+		return nil, &scaleError{err}
 	}
 	g := &gathered{scale: sc, resource: gr}
 	req := &pb.RecommendRequest{

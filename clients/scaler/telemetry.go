@@ -31,6 +31,7 @@ type telemetry struct {
 	desired          *prometheus.GaugeVec   // namespace, autoscaler, mode
 	current          *prometheus.GaugeVec   // namespace, autoscaler
 	lastSync         *prometheus.GaugeVec   // namespace, autoscaler
+	statusWrites     *prometheus.CounterVec // result
 }
 
 func newTelemetry(reg prometheus.Registerer) *telemetry {
@@ -85,6 +86,10 @@ func newTelemetry(reg prometheus.Registerer) *telemetry {
 			Name: "hpa_scaler_last_sync_timestamp_seconds", Help: "When the autoscaler was last synced without error.",
 		}, []string{"namespace", "autoscaler"}),
 	}
+	t.statusWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hpa_scaler_status_writes_total", Help: "Status subresource writes of autoscaler objects by result (written, unchanged: skipped since nothing changed, error).",
+	}, []string{"result"})
+	reg.MustRegister(t.statusWrites)
 	reg.MustRegister(t.syncs, t.syncDuration, t.decisions, t.scaleWrites, t.metricErrors, t.serviceErrors, t.reports,
 		t.reportsPending, t.fallbackTargets, t.serviceReachable, t.autoscalers, t.manifestErrors, t.leader,
 		t.desired, t.current, t.lastSync)

@@ -40,7 +40,7 @@ func run(args []string) error {
 	cfg.RegisterFlags(fs)
 	var level slog.Level
 	fs.TextVar(&level, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
-	if err := envflag.Parse(fs, scaler.EnvPrefix, "hpa-scaler --cluster NAME --manifests-dir DIR [flags] | hpa-scaler --version", args, os.LookupEnv); err != nil {
+	if err := envflag.Parse(fs, scaler.EnvPrefix, "hpa-scaler --cluster NAME [--source manifests|hpa|custom] [--manifests-dir DIR] [flags] | hpa-scaler --version", args, os.LookupEnv); err != nil {
 		return err
 	}
 	if cfg.Identity == "" {
@@ -91,7 +91,7 @@ func run(args []string) error {
 	if err := runner.Start(ctx); err != nil {
 		return err
 	}
-	log.Info("hpa-scaler started", "cluster", cfg.Cluster, "service", cfg.ServiceAddr, "manifests", cfg.ManifestsDir,
+	log.Info("hpa-scaler started", "cluster", cfg.Cluster, "service", cfg.ServiceAddr, "source", cfg.Source, "manifests", cfg.ManifestsDir,
 		"kubernetesVersion", cfg.Options.KubernetesVersion, "dryRun", cfg.DryRun, "leaderElect", cfg.LeaderElect, "fallbackAfter", cfg.FallbackAfter)
 	return s.Run(ctx, scaler.RunDeps{LeaseClient: runner.Client, Ready: runner.Synced})
 }

@@ -1,0 +1,148 @@
+package scaler
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/hpa-recommender/hpa-recommender/clients/internal/pbconv"
+)
+
+// Sources of autoscalers (Config.Sources, --source).
+const (
+	// SourceManifests is the manifests directory.
+	SourceManifests = "manifests"
+	// SourceHPA is autoscaling/v2 HorizontalPodAutoscaler objects.
+	SourceHPA = "hpa"
+	// SourceCustom is the CentralHorizontalPodAutoscaler custom resource.
+	SourceCustom = "custom"
+)
+
+// sourceOrder is the order sources are merged in: when two name the same namespace/name, the
+// first one's autoscaler is kept.
+var sourceOrder = []string{SourceManifests, SourceHPA, SourceCustom}
+
+// hpaResource is autoscaling/v2 horizontalpodautoscalers.
+var hpaResource = autoscalingv2.SchemeGroupVersion.WithResource("horizontalpodautoscalers")
+
+// Object is set on an Autoscaler that is a Kubernetes object (the hpa and custom sources): the
+// scaler writes its status subresource and records events on it. Autoscaler.HPA holds its
+// metadata (UID, generation, resourceVersion), spec and status as read.
+type Object struct {
+	// Source is SourceHPA or SourceCustom.
+	Source string
+	// APIVersion and Kind name the object's type in events.
+	APIVersion, Kind string
+	// Explanation is the custom resource's status.explanation as read.
+	Explanation string
+}
+
+// writtenStatus is the object as the scaler's last status write returned it, and the
+// resourceVersion it was written over: while the informer still shows that version, the
+// written object is the newer one.
+type writtenStatus struct {
+	from        string
+	obj         *autoscalingv2.HorizontalPodAutoscaler
+	explanation string
+}
+
+// writeStatus applies ch to a's status subresource, as the in-tree controller's
+// updateStatusIfNeeded does: nothing is written when the status would not change. A conflict
+// (someone else wrote the object) is retried once over a fresh read; a failure is an event
+// FailedUpdateStatus on the object, never an error of the sync.
+func (s *Scaler) writeStatus(ctx context.Context, log *slog.Logger, a *Autoscaler, ts *targetState, ch *statusChange) {
+	if a.Object == nil || ch.empty() {
+		return
+	}
+	base, expl := a.HPA, a.Object.Explanation
+	if w := ts.written; w != nil && w.obj.UID == base.UID && w.from == base.ResourceVersion {
+		base, expl = w.obj, w.explanation
+	}
+	for attempt := 0; ; attempt++ {
+		next := nextStatus(base.Status, base.Generation, ch, s.now())
+		nextExpl := expl
+		if ch.recreate && a.Object.Source == SourceCustom {
+			nextExpl = ch.explanation
+		}
+		if apiequality.Semantic.DeepEqual(base.Status, next) && nextExpl == expl {
+			s.tel.statusWrites.WithLabelValues("unchanged").Inc()
+			return
+		}
+		obj := base.DeepCopy()
+		obj.Status = next
+		written, wexpl, err := s.kube.updateObjectStatus(ctx, a.Object, obj, nextExpl)
+		if err == nil {
+			s.tel.statusWrites.WithLabelValues("written").Inc()
+			ts.written = &writtenStatus{from: base.ResourceVersion, obj: written, explanation: wexpl}
+			return
+		}
+		if apierrors.IsConflict(err) && attempt == 0 {
+			fresh, fexpl, gerr := s.kube.getObject(ctx, a.Object, a.Namespace, a.Name)
+			if gerr == nil && fresh.UID == a.HPA.UID {
+				base, expl = fresh, fexpl
+				continue
+			}
+			if gerr != nil {
+				err = fmt.Errorf("%w (re-reading it failed: %v)", err, gerr)
+			}
+		}
+		s.tel.statusWrites.WithLabelValues("error").Inc()
+		log.Warn("status write failed", "error", err)
+		s.event(a, nil, corev1.EventTypeWarning, ReasonFailedUpdateStatus, "%v", err)
+		return
+	}
+}
+
+// updateObjectStatus writes obj's status (and, for the custom resource, explanation) to its
+// status subresource and returns the object as written.
+func (k *Kube) updateObjectStatus(ctx context.Context, o *Object, obj *autoscalingv2.HorizontalPodAutoscaler, explanation string) (*autoscalingv2.HorizontalPodAutoscaler, string, error) {
+	switch o.Source {
+	case SourceHPA:
+		if k.Client == nil {
+			return nil, "", fmt.Errorf("no Kubernetes client to write the status of %s", obj.Name)
+		}
+		out, err := k.Client.AutoscalingV2().HorizontalPodAutoscalers(obj.Namespace).UpdateStatus(ctx, obj, metav1.UpdateOptions{FieldManager: fieldManager})
+		return out, "", err
+	case SourceCustom:
+		return k.updateCustomStatus(ctx, obj, explanation)
+	}
+	return nil, "", fmt.Errorf("unknown source %q", o.Source)
+}
+
+// getObject reads the autoscaler object namespace/name afresh.
+func (k *Kube) getObject(ctx context.Context, o *Object, namespace, name string) (*autoscalingv2.HorizontalPodAutoscaler, string, error) {
+	switch o.Source {
+	case SourceHPA:
+		if k.Client == nil {
+			return nil, "", fmt.Errorf("no Kubernetes client to read %s/%s", namespace, name)
+		}
+		out, err := k.Client.AutoscalingV2().HorizontalPodAutoscalers(namespace).Get(ctx, name, metav1.GetOptions{})
+		return out, "", err
+	case SourceCustom:
+		return k.getCustom(ctx, namespace, name)
+	}
+	return nil, "", fmt.Errorf("unknown source %q", o.Source)
+}
+
+// fieldManager names the scaler's writes in managedFields.
+const fieldManager = "hpa-scaler"
+
+// hpaAutoscaler is the Autoscaler of an autoscaling/v2 HorizontalPodAutoscaler object.
+func hpaAutoscaler(h *autoscalingv2.HorizontalPodAutoscaler) *Autoscaler {
+	return &Autoscaler{
+		Namespace: h.Namespace,
+		Name:      h.Name,
+		HPA:       h,
+		Spec:      pbconv.SpecToProto(&h.Spec),
+		Shadow:    strings.EqualFold(h.Annotations[ModeAnnotation], ModeShadow),
+		Source:    "horizontalpodautoscalers.autoscaling/" + h.Namespace + "/" + h.Name,
+		Object:    &Object{Source: SourceHPA, APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler"},
+	}
+}
