@@ -35,6 +35,7 @@ var kustomizations = []string{
 	"base/scaler",
 	"overlays/bolt",
 	"overlays/etcd",
+	"overlays/cluster",
 }
 
 // kustomization is the part of kustomize's Kustomization these manifests use. An unknown field
@@ -416,6 +417,38 @@ func TestScalerConfig(t *testing.T) {
 	}
 	if len(as) == 0 {
 		t.Fatal("no autoscaler in base/scaler/hpa-manifests")
+	}
+}
+
+// TestClusterOverlayConfig: the per-cluster overlay's environment (the base's, merged with its
+// own) passes hpa-scaler's flags and validation, talks TLS with a token, and reads the CA and
+// the token from the files its patch mounts from the Secret.
+func TestClusterOverlayConfig(t *testing.T) {
+	env := literalsOf(t, "hpa-scaler-config", "base/scaler", "overlays/cluster")
+	cfg := scaler.DefaultConfig()
+	checkEnv(t, "overlays/cluster", env, scaler.EnvPrefix, scaler.EnvName, cfg.RegisterFlags, scaler.ApplyEnv, cfg.Validate)
+	if cfg.Insecure || cfg.TLSCA == "" || cfg.TokenFile == "" {
+		t.Errorf("insecure %v, CA %q, token %q: want TLS verified by the mounted CA and a token", cfg.Insecure, cfg.TLSCA, cfg.TokenFile)
+	}
+	objs := readObjects(t, "overlays/cluster/deployment-patch.yaml")
+	if len(objs) != 1 {
+		t.Fatalf("deployment-patch.yaml: %d objects, want the Deployment", len(objs))
+	}
+	pod := objs[0].Obj.(*appsv1.Deployment).Spec.Template.Spec
+	mounts := map[string]string{} // mount path -> Secret
+	for _, c := range pod.Containers {
+		for _, m := range c.VolumeMounts {
+			for _, v := range pod.Volumes {
+				if v.Name == m.Name && v.Secret != nil && m.ReadOnly {
+					mounts[m.MountPath] = v.Secret.SecretName
+				}
+			}
+		}
+	}
+	for _, f := range []string{cfg.TLSCA, cfg.TokenFile} {
+		if mounts[filepath.Dir(f)] != "hpa-scaler-service" {
+			t.Errorf("%s is not in a read-only mount of the Secret hpa-scaler-service (mounts %v)", f, mounts)
+		}
 	}
 }
 
