@@ -88,6 +88,10 @@ func (s *Server) recommend(ctx context.Context, req *pb.RecommendRequest) (*pb.R
 		d, next := decide(now, opts, in, cur)
 		next.Key = key
 		next.LastSeen = now
+		next.FirstSeen = now
+		if cur != nil {
+			next.FirstSeen = cur.FirstSeen
+		}
 		next.Spec = *in.Spec
 		rid := ""
 		if d.Scale() {
@@ -241,6 +245,7 @@ func (s *Server) getTarget(ctx context.Context, req *pb.GetTargetRequest) (*pb.G
 		History:    apiconv.HistoryToProto(&t.State),
 		Conditions: apiconv.ConditionsToProto(t.State.Conditions),
 		LastSeen:   timestamppb.New(t.LastSeen),
+		FirstSeen:  optTime(t.FirstSeen),
 	}
 	if ld := t.LastDecision; ld != nil {
 		r := apiconv.DecisionToProto(&ld.Decision)
@@ -298,6 +303,7 @@ func (s *Server) listTargets(ctx context.Context, req *pb.ListTargetsRequest) (*
 			CurrentReplicas: t.CurrentReplicas,
 			DesiredReplicas: t.DesiredReplicas,
 			LastSeen:        timestamppb.New(t.LastSeen),
+			FirstSeen:       optTime(t.FirstSeen),
 		})
 	}
 	return resp, nil
@@ -319,4 +325,12 @@ func (s *Server) DeleteTarget(ctx context.Context, req *pb.DeleteTargetRequest) 
 		return nil, s.toStatus(ctx, "DeleteTarget", err)
 	}
 	return &pb.DeleteTargetResponse{}, nil
+}
+
+// optTime is t, or absent when t is zero (not known).
+func optTime(t time.Time) *timestamppb.Timestamp {
+	if t.IsZero() {
+		return nil
+	}
+	return timestamppb.New(t)
 }

@@ -620,3 +620,43 @@ func TestListNamespaceUsesDefaultCluster(t *testing.T) {
 		t.Errorf("targets (-got +want):\n%s", diff)
 	}
 }
+
+// TestFirstSeenIsTheAge: the first Recommend that stores a target sets its firstSeen, which
+// later Recommends, a ReportScale and a restart keep; GetTarget and ListTargets show it, and
+// lastSeen moves on.
+func TestFirstSeenIsTheAge(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	clk := &clock{t: t0}
+	h := startServer(t, path, clk)
+	req := externalRequest(t, 2, "80")
+	first, err := h.client.Recommend(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Set(t0.Add(time.Minute))
+	if first.Scale {
+		if _, err := h.client.ReportScale(t.Context(), &pb.ReportScaleRequest{Target: req.Target, RecommendationId: first.RecommendationId, Succeeded: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.stop()
+	h = startServer(t, path, clk)
+	clk.Set(t0.Add(2 * time.Minute))
+	if _, err := h.client.Recommend(t.Context(), externalRequest(t, first.DesiredReplicas, "80")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := h.client.GetTarget(t.Context(), &pb.GetTargetRequest{Target: req.Target})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.GetFirstSeen().AsTime().Equal(t0) || !got.GetLastSeen().AsTime().Equal(t0.Add(2*time.Minute)) {
+		t.Errorf("GetTarget firstSeen %v lastSeen %v, want %v and %v", got.GetFirstSeen(), got.GetLastSeen(), t0, t0.Add(2*time.Minute))
+	}
+	list, err := h.client.ListTargets(t.Context(), &pb.ListTargetsRequest{Cluster: req.Target.Cluster})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Targets) != 1 || !list.Targets[0].GetFirstSeen().AsTime().Equal(t0) {
+		t.Errorf("ListTargets %v, want one target first seen at %v", list.Targets, t0)
+	}
+}

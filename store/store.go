@@ -128,6 +128,9 @@ type Target struct {
 	LastDecision *LastDecision
 	// LastSeen is the time of the latest call about this target; DeleteUnseenSince uses it.
 	LastSeen time.Time
+	// FirstSeen is the time of the call that first stored this target (its age, as AGE shows
+	// an object's); zero for a target stored before FirstSeen was kept.
+	FirstSeen time.Time
 	// Revision is set by the store: it changes on every write of this target and is larger
 	// after a later write. Its values are otherwise backend-specific; it is not part of the
 	// stored record.
@@ -170,7 +173,7 @@ func (t *Target) MarkReported(id string) {
 
 // Summary returns the fields ListTargets shows.
 func (t *Target) Summary() TargetSummary {
-	s := TargetSummary{Key: t.Key, LastSeen: t.LastSeen, Revision: t.Revision}
+	s := TargetSummary{Key: t.Key, LastSeen: t.LastSeen, FirstSeen: t.FirstSeen, Revision: t.Revision}
 	if d := t.LastDecision; d != nil {
 		s.HasDecision = true
 		s.CurrentReplicas = d.Decision.CurrentReplicas
@@ -187,6 +190,7 @@ type TargetSummary struct {
 	CurrentReplicas int32
 	DesiredReplicas int32
 	LastSeen        time.Time
+	FirstSeen       time.Time // zero: not kept when the target was stored
 	Revision        int64
 }
 

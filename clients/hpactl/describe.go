@@ -23,7 +23,8 @@ import (
 // returns: the spec last seen, the stored conditions and scale events, and the last decision.
 //
 // Two things the service does not keep, and what is shown instead:
-//   - the autoscaler's creation time: AGE is the time since the target was last seen;
+//   - the autoscaler's creation time: AGE is the time since the service first stored the
+//     target (firstSeen; <unknown> for a target stored by a release that did not keep it);
 //   - status.currentReplicas: the current count of the last decision, or its desired count once
 //     its scale write was reported successful (see replicasOf).
 
@@ -55,6 +56,9 @@ func writeDescription(w io.Writer, t *pb.GetTargetResponse, now time.Time) {
 	fmt.Fprintf(tw, "Name:\t%s\n", ref.GetName())
 	fmt.Fprintf(tw, "Namespace:\t%s\n", ref.GetNamespace())
 	fmt.Fprintf(tw, "Cluster:\t%s\n", ref.GetCluster())
+	if fs := t.GetFirstSeen(); fs != nil {
+		fmt.Fprintf(tw, "First seen:\t%s (%s ago)\n", timeString(fs), age(fs, now))
+	}
 	fmt.Fprintf(tw, "Last seen:\t%s (%s ago)\n", timeString(t.GetLastSeen()), age(t.GetLastSeen(), now))
 	fmt.Fprintf(tw, "Reference:\t%s\n", referenceString(sp))
 	fmt.Fprintf(tw, "Metrics:\t( current / target )\n")

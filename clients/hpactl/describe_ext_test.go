@@ -2,10 +2,14 @@ package hpactl_test
 
 import (
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hpa-recommender/hpa-recommender/clients/goclient"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
+	"github.com/hpa-recommender/hpa-recommender/server"
+	"github.com/hpa-recommender/hpa-recommender/server/servertest"
 )
 
 // reportScale tells the server at addr how the scale write of a decision went, as the scaler
@@ -199,4 +203,28 @@ func TestDescribe(t *testing.T) {
 			t.Errorf("exit %d, stderr %q; want 1 naming the missing flags", r.code, r.stderr)
 		}
 	})
+}
+
+// TestAgeIsFirstSeen: AGE in list, and describe's First seen, count from the Recommend that
+// first stored the target, not from the latest one.
+func TestAgeIsFirstSeen(t *testing.T) {
+	var serverNow atomic.Pointer[time.Time]
+	first := fixedNow.Add(-2 * time.Hour)
+	serverNow.Store(&first)
+	addr, _ := servertest.Start(t, server.DefaultConfig(), server.Deps{Now: func() time.Time { return *serverNow.Load() }})
+	mustOK(t, run(t, addr, "recommend", "-f", hpaYAML, "--observations", obsJSON, "--cluster", "prod"))
+	later := fixedNow
+	serverNow.Store(&later)
+	mustOK(t, run(t, addr, "recommend", "-f", hpaYAML, "--observations", obsJSON, "--cluster", "prod"))
+
+	r := run(t, addr, "list", "--cluster", "prod")
+	mustOK(t, r)
+	if got, want := lineWith(t, r.stdout, "prod shop web"), "prod shop web Deployment/web cpu: 90%/60% 2 20 3 121m"; got != want {
+		t.Errorf("list: %q, want %q (AGE 2h1m30s from the first Recommend)", got, want)
+	}
+	r = run(t, addr, "describe", "-f", hpaYAML, "--cluster", "prod")
+	mustOK(t, r)
+	if got, want := lineWith(t, r.stdout, "First seen:"), "First seen: 2026-06-01T10:00:30Z (121m ago)"; got != want {
+		t.Errorf("describe: %q, want %q", got, want)
+	}
 }

@@ -129,7 +129,7 @@ func (a *App) list(ctx context.Context, args []string) error {
 		}
 		replicas, _ := replicasOf(t)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", r.GetCluster(), r.GetNamespace(), r.GetName(),
-			referenceString(sp), targetsString(sp, current), minPodsString(sp), sp.GetMaxReplicas(), replicas, age(t.GetLastSeen(), now))
+			referenceString(sp), targetsString(sp, current), minPodsString(sp), sp.GetMaxReplicas(), replicas, age(t.GetFirstSeen(), now))
 	}
 	return tw.Flush()
 }

@@ -40,11 +40,12 @@ func clonePtr[T any](p *T) *T {
 
 func toRecord(t *store.Target) *pb.Record {
 	r := &pb.Record{
-		LastSeen: toTime(t.LastSeen),
-		Key:      &pb.Key{Cluster: t.Key.Cluster, Namespace: t.Key.Namespace, Name: t.Key.Name},
-		Spec:     toSpec(&t.Spec),
-		State:    toState(&t.State),
-		Reported: cloneOrNil(t.Reported),
+		LastSeen:  toTime(t.LastSeen),
+		FirstSeen: toTime(t.FirstSeen),
+		Key:       &pb.Key{Cluster: t.Key.Cluster, Namespace: t.Key.Namespace, Name: t.Key.Name},
+		Spec:      toSpec(&t.Spec),
+		State:     toState(&t.State),
+		Reported:  cloneOrNil(t.Reported),
 	}
 	for _, p := range t.Pending {
 		r.Pending = append(r.Pending, &pb.PendingDecision{RecommendationId: p.RecommendationID, Time: toTime(p.Time),
@@ -219,10 +220,11 @@ func sameCondition(a, b recommender.Condition) bool {
 func fromRecord(r *pb.Record) (*store.Target, error) {
 	d := decoder{}
 	t := &store.Target{
-		LastSeen: fromTime(r.LastSeen),
-		Spec:     d.spec(r.Spec),
-		State:    fromState(r.State),
-		Reported: r.Reported,
+		LastSeen:  fromTime(r.LastSeen),
+		FirstSeen: fromTime(r.FirstSeen),
+		Spec:      d.spec(r.Spec),
+		State:     fromState(r.State),
+		Reported:  r.Reported,
 	}
 	if k := r.Key; k != nil {
 		t.Key = store.Key{Cluster: k.Cluster, Namespace: k.Namespace, Name: k.Name}

@@ -43,6 +43,7 @@ type Record struct {
 	Pending       []*PendingDecision `protobuf:"bytes,5,rep,name=pending,proto3" json:"pending,omitempty"`
 	Reported      []string           `protobuf:"bytes,6,rep,name=reported,proto3" json:"reported,omitempty"`
 	LastDecision  *LastDecision      `protobuf:"bytes,7,opt,name=last_decision,json=lastDecision,proto3" json:"last_decision,omitempty"`
+	FirstSeen     *Time              `protobuf:"bytes,8,opt,name=first_seen,json=firstSeen,proto3" json:"first_seen,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -122,6 +123,13 @@ func (x *Record) GetReported() []string {
 func (x *Record) GetLastDecision() *LastDecision {
 	if x != nil {
 		return x.LastDecision
+	}
+	return nil
+}
+
+func (x *Record) GetFirstSeen() *Time {
+	if x != nil {
+		return x.FirstSeen
 	}
 	return nil
 }
@@ -2278,7 +2286,7 @@ var File_hparecommender_storage_v1_record_proto protoreflect.FileDescriptor
 
 const file_hparecommender_storage_v1_record_proto_rawDesc = "" +
 	"\n" +
-	"&hparecommender/storage/v1/record.proto\x12\x19hparecommender.storage.v1\"\x95\x03\n" +
+	"&hparecommender/storage/v1/record.proto\x12\x19hparecommender.storage.v1\"\xd5\x03\n" +
 	"\x06Record\x12<\n" +
 	"\tlast_seen\x18\x01 \x01(\v2\x1f.hparecommender.storage.v1.TimeR\blastSeen\x120\n" +
 	"\x03key\x18\x02 \x01(\v2\x1e.hparecommender.storage.v1.KeyR\x03key\x123\n" +
@@ -2286,7 +2294,9 @@ const file_hparecommender_storage_v1_record_proto_rawDesc = "" +
 	"\x05state\x18\x04 \x01(\v2 .hparecommender.storage.v1.StateR\x05state\x12D\n" +
 	"\apending\x18\x05 \x03(\v2*.hparecommender.storage.v1.PendingDecisionR\apending\x12\x1a\n" +
 	"\breported\x18\x06 \x03(\tR\breported\x12L\n" +
-	"\rlast_decision\x18\a \x01(\v2'.hparecommender.storage.v1.LastDecisionR\flastDecision\"6\n" +
+	"\rlast_decision\x18\a \x01(\v2'.hparecommender.storage.v1.LastDecisionR\flastDecision\x12>\n" +
+	"\n" +
+	"first_seen\x18\b \x01(\v2\x1f.hparecommender.storage.v1.TimeR\tfirstSeen\"6\n" +
 	"\x04Time\x12\x18\n" +
 	"\aseconds\x18\x01 \x01(\x03R\aseconds\x12\x14\n" +
 	"\x05nanos\x18\x02 \x01(\x05R\x05nanos\"Q\n" +
@@ -2521,61 +2531,62 @@ var file_hparecommender_storage_v1_record_proto_depIdxs = []int32{
 	19, // 3: hparecommender.storage.v1.Record.state:type_name -> hparecommender.storage.v1.State
 	23, // 4: hparecommender.storage.v1.Record.pending:type_name -> hparecommender.storage.v1.PendingDecision
 	24, // 5: hparecommender.storage.v1.Record.last_decision:type_name -> hparecommender.storage.v1.LastDecision
-	4,  // 6: hparecommender.storage.v1.Spec.scale_target_ref:type_name -> hparecommender.storage.v1.ObjectReference
-	5,  // 7: hparecommender.storage.v1.Spec.metrics:type_name -> hparecommender.storage.v1.MetricSpec
-	16, // 8: hparecommender.storage.v1.Spec.behavior:type_name -> hparecommender.storage.v1.Behavior
-	6,  // 9: hparecommender.storage.v1.MetricSpec.resource:type_name -> hparecommender.storage.v1.ResourceMetricSource
-	7,  // 10: hparecommender.storage.v1.MetricSpec.container_resource:type_name -> hparecommender.storage.v1.ContainerResourceMetricSource
-	8,  // 11: hparecommender.storage.v1.MetricSpec.pods:type_name -> hparecommender.storage.v1.PodsMetricSource
-	9,  // 12: hparecommender.storage.v1.MetricSpec.object:type_name -> hparecommender.storage.v1.ObjectMetricSource
-	10, // 13: hparecommender.storage.v1.MetricSpec.external:type_name -> hparecommender.storage.v1.ExternalMetricSource
-	15, // 14: hparecommender.storage.v1.ResourceMetricSource.target:type_name -> hparecommender.storage.v1.MetricTarget
-	15, // 15: hparecommender.storage.v1.ContainerResourceMetricSource.target:type_name -> hparecommender.storage.v1.MetricTarget
-	11, // 16: hparecommender.storage.v1.PodsMetricSource.metric:type_name -> hparecommender.storage.v1.MetricIdentifier
-	15, // 17: hparecommender.storage.v1.PodsMetricSource.target:type_name -> hparecommender.storage.v1.MetricTarget
-	4,  // 18: hparecommender.storage.v1.ObjectMetricSource.described_object:type_name -> hparecommender.storage.v1.ObjectReference
-	11, // 19: hparecommender.storage.v1.ObjectMetricSource.metric:type_name -> hparecommender.storage.v1.MetricIdentifier
-	15, // 20: hparecommender.storage.v1.ObjectMetricSource.target:type_name -> hparecommender.storage.v1.MetricTarget
-	11, // 21: hparecommender.storage.v1.ExternalMetricSource.metric:type_name -> hparecommender.storage.v1.MetricIdentifier
-	15, // 22: hparecommender.storage.v1.ExternalMetricSource.target:type_name -> hparecommender.storage.v1.MetricTarget
-	12, // 23: hparecommender.storage.v1.MetricIdentifier.selector:type_name -> hparecommender.storage.v1.LabelSelector
-	13, // 24: hparecommender.storage.v1.LabelSelector.match_labels:type_name -> hparecommender.storage.v1.Label
-	14, // 25: hparecommender.storage.v1.LabelSelector.match_expressions:type_name -> hparecommender.storage.v1.LabelSelectorRequirement
-	17, // 26: hparecommender.storage.v1.Behavior.scale_up:type_name -> hparecommender.storage.v1.ScalingRules
-	17, // 27: hparecommender.storage.v1.Behavior.scale_down:type_name -> hparecommender.storage.v1.ScalingRules
-	18, // 28: hparecommender.storage.v1.ScalingRules.policies:type_name -> hparecommender.storage.v1.ScalingPolicy
-	20, // 29: hparecommender.storage.v1.State.recommendations:type_name -> hparecommender.storage.v1.Recommendation
-	21, // 30: hparecommender.storage.v1.State.scale_up_events:type_name -> hparecommender.storage.v1.ScaleEvent
-	21, // 31: hparecommender.storage.v1.State.scale_down_events:type_name -> hparecommender.storage.v1.ScaleEvent
-	22, // 32: hparecommender.storage.v1.State.conditions:type_name -> hparecommender.storage.v1.Condition
-	1,  // 33: hparecommender.storage.v1.Recommendation.time:type_name -> hparecommender.storage.v1.Time
-	1,  // 34: hparecommender.storage.v1.ScaleEvent.time:type_name -> hparecommender.storage.v1.Time
-	1,  // 35: hparecommender.storage.v1.Condition.last_transition_time:type_name -> hparecommender.storage.v1.Time
-	1,  // 36: hparecommender.storage.v1.PendingDecision.time:type_name -> hparecommender.storage.v1.Time
-	1,  // 37: hparecommender.storage.v1.LastDecision.time:type_name -> hparecommender.storage.v1.Time
-	25, // 38: hparecommender.storage.v1.LastDecision.current_metrics:type_name -> hparecommender.storage.v1.MetricStatus
-	22, // 39: hparecommender.storage.v1.LastDecision.conditions:type_name -> hparecommender.storage.v1.Condition
-	32, // 40: hparecommender.storage.v1.LastDecision.explanation:type_name -> hparecommender.storage.v1.Explanation
-	27, // 41: hparecommender.storage.v1.MetricStatus.resource:type_name -> hparecommender.storage.v1.ResourceMetricStatus
-	28, // 42: hparecommender.storage.v1.MetricStatus.container_resource:type_name -> hparecommender.storage.v1.ContainerResourceMetricStatus
-	29, // 43: hparecommender.storage.v1.MetricStatus.pods:type_name -> hparecommender.storage.v1.PodsMetricStatus
-	30, // 44: hparecommender.storage.v1.MetricStatus.object:type_name -> hparecommender.storage.v1.ObjectMetricStatus
-	31, // 45: hparecommender.storage.v1.MetricStatus.external:type_name -> hparecommender.storage.v1.ExternalMetricStatus
-	26, // 46: hparecommender.storage.v1.ResourceMetricStatus.current:type_name -> hparecommender.storage.v1.MetricValueStatus
-	26, // 47: hparecommender.storage.v1.ContainerResourceMetricStatus.current:type_name -> hparecommender.storage.v1.MetricValueStatus
-	11, // 48: hparecommender.storage.v1.PodsMetricStatus.metric:type_name -> hparecommender.storage.v1.MetricIdentifier
-	26, // 49: hparecommender.storage.v1.PodsMetricStatus.current:type_name -> hparecommender.storage.v1.MetricValueStatus
-	11, // 50: hparecommender.storage.v1.ObjectMetricStatus.metric:type_name -> hparecommender.storage.v1.MetricIdentifier
-	26, // 51: hparecommender.storage.v1.ObjectMetricStatus.current:type_name -> hparecommender.storage.v1.MetricValueStatus
-	4,  // 52: hparecommender.storage.v1.ObjectMetricStatus.described_object:type_name -> hparecommender.storage.v1.ObjectReference
-	11, // 53: hparecommender.storage.v1.ExternalMetricStatus.metric:type_name -> hparecommender.storage.v1.MetricIdentifier
-	26, // 54: hparecommender.storage.v1.ExternalMetricStatus.current:type_name -> hparecommender.storage.v1.MetricValueStatus
-	33, // 55: hparecommender.storage.v1.Explanation.metrics:type_name -> hparecommender.storage.v1.MetricExplanation
-	56, // [56:56] is the sub-list for method output_type
-	56, // [56:56] is the sub-list for method input_type
-	56, // [56:56] is the sub-list for extension type_name
-	56, // [56:56] is the sub-list for extension extendee
-	0,  // [0:56] is the sub-list for field type_name
+	1,  // 6: hparecommender.storage.v1.Record.first_seen:type_name -> hparecommender.storage.v1.Time
+	4,  // 7: hparecommender.storage.v1.Spec.scale_target_ref:type_name -> hparecommender.storage.v1.ObjectReference
+	5,  // 8: hparecommender.storage.v1.Spec.metrics:type_name -> hparecommender.storage.v1.MetricSpec
+	16, // 9: hparecommender.storage.v1.Spec.behavior:type_name -> hparecommender.storage.v1.Behavior
+	6,  // 10: hparecommender.storage.v1.MetricSpec.resource:type_name -> hparecommender.storage.v1.ResourceMetricSource
+	7,  // 11: hparecommender.storage.v1.MetricSpec.container_resource:type_name -> hparecommender.storage.v1.ContainerResourceMetricSource
+	8,  // 12: hparecommender.storage.v1.MetricSpec.pods:type_name -> hparecommender.storage.v1.PodsMetricSource
+	9,  // 13: hparecommender.storage.v1.MetricSpec.object:type_name -> hparecommender.storage.v1.ObjectMetricSource
+	10, // 14: hparecommender.storage.v1.MetricSpec.external:type_name -> hparecommender.storage.v1.ExternalMetricSource
+	15, // 15: hparecommender.storage.v1.ResourceMetricSource.target:type_name -> hparecommender.storage.v1.MetricTarget
+	15, // 16: hparecommender.storage.v1.ContainerResourceMetricSource.target:type_name -> hparecommender.storage.v1.MetricTarget
+	11, // 17: hparecommender.storage.v1.PodsMetricSource.metric:type_name -> hparecommender.storage.v1.MetricIdentifier
+	15, // 18: hparecommender.storage.v1.PodsMetricSource.target:type_name -> hparecommender.storage.v1.MetricTarget
+	4,  // 19: hparecommender.storage.v1.ObjectMetricSource.described_object:type_name -> hparecommender.storage.v1.ObjectReference
+	11, // 20: hparecommender.storage.v1.ObjectMetricSource.metric:type_name -> hparecommender.storage.v1.MetricIdentifier
+	15, // 21: hparecommender.storage.v1.ObjectMetricSource.target:type_name -> hparecommender.storage.v1.MetricTarget
+	11, // 22: hparecommender.storage.v1.ExternalMetricSource.metric:type_name -> hparecommender.storage.v1.MetricIdentifier
+	15, // 23: hparecommender.storage.v1.ExternalMetricSource.target:type_name -> hparecommender.storage.v1.MetricTarget
+	12, // 24: hparecommender.storage.v1.MetricIdentifier.selector:type_name -> hparecommender.storage.v1.LabelSelector
+	13, // 25: hparecommender.storage.v1.LabelSelector.match_labels:type_name -> hparecommender.storage.v1.Label
+	14, // 26: hparecommender.storage.v1.LabelSelector.match_expressions:type_name -> hparecommender.storage.v1.LabelSelectorRequirement
+	17, // 27: hparecommender.storage.v1.Behavior.scale_up:type_name -> hparecommender.storage.v1.ScalingRules
+	17, // 28: hparecommender.storage.v1.Behavior.scale_down:type_name -> hparecommender.storage.v1.ScalingRules
+	18, // 29: hparecommender.storage.v1.ScalingRules.policies:type_name -> hparecommender.storage.v1.ScalingPolicy
+	20, // 30: hparecommender.storage.v1.State.recommendations:type_name -> hparecommender.storage.v1.Recommendation
+	21, // 31: hparecommender.storage.v1.State.scale_up_events:type_name -> hparecommender.storage.v1.ScaleEvent
+	21, // 32: hparecommender.storage.v1.State.scale_down_events:type_name -> hparecommender.storage.v1.ScaleEvent
+	22, // 33: hparecommender.storage.v1.State.conditions:type_name -> hparecommender.storage.v1.Condition
+	1,  // 34: hparecommender.storage.v1.Recommendation.time:type_name -> hparecommender.storage.v1.Time
+	1,  // 35: hparecommender.storage.v1.ScaleEvent.time:type_name -> hparecommender.storage.v1.Time
+	1,  // 36: hparecommender.storage.v1.Condition.last_transition_time:type_name -> hparecommender.storage.v1.Time
+	1,  // 37: hparecommender.storage.v1.PendingDecision.time:type_name -> hparecommender.storage.v1.Time
+	1,  // 38: hparecommender.storage.v1.LastDecision.time:type_name -> hparecommender.storage.v1.Time
+	25, // 39: hparecommender.storage.v1.LastDecision.current_metrics:type_name -> hparecommender.storage.v1.MetricStatus
+	22, // 40: hparecommender.storage.v1.LastDecision.conditions:type_name -> hparecommender.storage.v1.Condition
+	32, // 41: hparecommender.storage.v1.LastDecision.explanation:type_name -> hparecommender.storage.v1.Explanation
+	27, // 42: hparecommender.storage.v1.MetricStatus.resource:type_name -> hparecommender.storage.v1.ResourceMetricStatus
+	28, // 43: hparecommender.storage.v1.MetricStatus.container_resource:type_name -> hparecommender.storage.v1.ContainerResourceMetricStatus
+	29, // 44: hparecommender.storage.v1.MetricStatus.pods:type_name -> hparecommender.storage.v1.PodsMetricStatus
+	30, // 45: hparecommender.storage.v1.MetricStatus.object:type_name -> hparecommender.storage.v1.ObjectMetricStatus
+	31, // 46: hparecommender.storage.v1.MetricStatus.external:type_name -> hparecommender.storage.v1.ExternalMetricStatus
+	26, // 47: hparecommender.storage.v1.ResourceMetricStatus.current:type_name -> hparecommender.storage.v1.MetricValueStatus
+	26, // 48: hparecommender.storage.v1.ContainerResourceMetricStatus.current:type_name -> hparecommender.storage.v1.MetricValueStatus
+	11, // 49: hparecommender.storage.v1.PodsMetricStatus.metric:type_name -> hparecommender.storage.v1.MetricIdentifier
+	26, // 50: hparecommender.storage.v1.PodsMetricStatus.current:type_name -> hparecommender.storage.v1.MetricValueStatus
+	11, // 51: hparecommender.storage.v1.ObjectMetricStatus.metric:type_name -> hparecommender.storage.v1.MetricIdentifier
+	26, // 52: hparecommender.storage.v1.ObjectMetricStatus.current:type_name -> hparecommender.storage.v1.MetricValueStatus
+	4,  // 53: hparecommender.storage.v1.ObjectMetricStatus.described_object:type_name -> hparecommender.storage.v1.ObjectReference
+	11, // 54: hparecommender.storage.v1.ExternalMetricStatus.metric:type_name -> hparecommender.storage.v1.MetricIdentifier
+	26, // 55: hparecommender.storage.v1.ExternalMetricStatus.current:type_name -> hparecommender.storage.v1.MetricValueStatus
+	33, // 56: hparecommender.storage.v1.Explanation.metrics:type_name -> hparecommender.storage.v1.MetricExplanation
+	57, // [57:57] is the sub-list for method output_type
+	57, // [57:57] is the sub-list for method input_type
+	57, // [57:57] is the sub-list for extension type_name
+	57, // [57:57] is the sub-list for extension extendee
+	0,  // [0:57] is the sub-list for field type_name
 }
 
 func init() { file_hparecommender_storage_v1_record_proto_init() }

@@ -3324,7 +3324,10 @@ type GetTargetResponse struct {
 	// pending_decisions are the decisions awaiting ReportScale.
 	PendingDecisions []*PendingDecision `protobuf:"bytes,6,rep,name=pending_decisions,json=pendingDecisions,proto3" json:"pending_decisions,omitempty"`
 	// last_seen is when the target was last seen by Recommend.
-	LastSeen      *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=last_seen,json=lastSeen,proto3" json:"last_seen,omitempty"`
+	LastSeen *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=last_seen,json=lastSeen,proto3" json:"last_seen,omitempty"`
+	// first_seen is when the target was first stored (its age, as AGE shows an object's); absent
+	// for a target stored by a release that did not keep it.
+	FirstSeen     *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=first_seen,json=firstSeen,proto3" json:"first_seen,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3404,6 +3407,13 @@ func (x *GetTargetResponse) GetPendingDecisions() []*PendingDecision {
 func (x *GetTargetResponse) GetLastSeen() *timestamppb.Timestamp {
 	if x != nil {
 		return x.LastSeen
+	}
+	return nil
+}
+
+func (x *GetTargetResponse) GetFirstSeen() *timestamppb.Timestamp {
+	if x != nil {
+		return x.FirstSeen
 	}
 	return nil
 }
@@ -3674,7 +3684,10 @@ type TargetSummary struct {
 	// desired_replicas of the last decision.
 	DesiredReplicas int32 `protobuf:"varint,3,opt,name=desired_replicas,json=desiredReplicas,proto3" json:"desired_replicas,omitempty"`
 	// last_seen is when the target was last seen by Recommend.
-	LastSeen      *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=last_seen,json=lastSeen,proto3" json:"last_seen,omitempty"`
+	LastSeen *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=last_seen,json=lastSeen,proto3" json:"last_seen,omitempty"`
+	// first_seen is when the target was first stored; absent for a target stored by a release
+	// that did not keep it.
+	FirstSeen     *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=first_seen,json=firstSeen,proto3" json:"first_seen,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3733,6 +3746,13 @@ func (x *TargetSummary) GetDesiredReplicas() int32 {
 func (x *TargetSummary) GetLastSeen() *timestamppb.Timestamp {
 	if x != nil {
 		return x.LastSeen
+	}
+	return nil
+}
+
+func (x *TargetSummary) GetFirstSeen() *timestamppb.Timestamp {
+	if x != nil {
+		return x.FirstSeen
 	}
 	return nil
 }
@@ -4096,7 +4116,7 @@ const file_recommender_v1_recommender_proto_rawDesc = "" +
 	"\x04time\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x16\n" +
 	"\x06change\x18\x02 \x01(\x05R\x06change\"E\n" +
 	"\x10GetTargetRequest\x121\n" +
-	"\x06target\x18\x01 \x01(\v2\x19.recommender.v1.TargetRefR\x06target\"\xbf\x03\n" +
+	"\x06target\x18\x01 \x01(\v2\x19.recommender.v1.TargetRefR\x06target\"\xfa\x03\n" +
 	"\x11GetTargetResponse\x121\n" +
 	"\x06target\x18\x01 \x01(\v2\x19.recommender.v1.TargetRefR\x06target\x12?\n" +
 	"\x04spec\x18\x02 \x01(\v2+.recommender.v1.HorizontalPodAutoscalerSpecR\x04spec\x121\n" +
@@ -4106,7 +4126,9 @@ const file_recommender_v1_recommender_proto_rawDesc = "" +
 	"conditions\x12A\n" +
 	"\rlast_decision\x18\x05 \x01(\v2\x1c.recommender.v1.LastDecisionR\flastDecision\x12L\n" +
 	"\x11pending_decisions\x18\x06 \x03(\v2\x1f.recommender.v1.PendingDecisionR\x10pendingDecisions\x127\n" +
-	"\tlast_seen\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\blastSeen\"}\n" +
+	"\tlast_seen\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\blastSeen\x129\n" +
+	"\n" +
+	"first_seen\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tfirstSeen\"}\n" +
 	"\fLastDecision\x12.\n" +
 	"\x04time\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12=\n" +
 	"\bresponse\x18\x02 \x01(\v2!.recommender.v1.RecommendResponseR\bresponse\"\xc4\x01\n" +
@@ -4123,12 +4145,14 @@ const file_recommender_v1_recommender_proto_rawDesc = "" +
 	"page_token\x18\x04 \x01(\tR\tpageToken\"v\n" +
 	"\x13ListTargetsResponse\x127\n" +
 	"\atargets\x18\x01 \x03(\v2\x1d.recommender.v1.TargetSummaryR\atargets\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xd1\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x8c\x02\n" +
 	"\rTargetSummary\x121\n" +
 	"\x06target\x18\x01 \x01(\v2\x19.recommender.v1.TargetRefR\x06target\x12)\n" +
 	"\x10current_replicas\x18\x02 \x01(\x05R\x0fcurrentReplicas\x12)\n" +
 	"\x10desired_replicas\x18\x03 \x01(\x05R\x0fdesiredReplicas\x127\n" +
-	"\tlast_seen\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\blastSeen\"H\n" +
+	"\tlast_seen\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\blastSeen\x129\n" +
+	"\n" +
+	"first_seen\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tfirstSeen\"H\n" +
 	"\x13DeleteTargetRequest\x121\n" +
 	"\x06target\x18\x01 \x01(\v2\x19.recommender.v1.TargetRefR\x06target\"\x16\n" +
 	"\x14DeleteTargetResponse2\xa6\x04\n" +
@@ -4309,30 +4333,32 @@ var file_recommender_v1_recommender_proto_depIdxs = []int32{
 	46,  // 89: recommender.v1.GetTargetResponse.last_decision:type_name -> recommender.v1.LastDecision
 	47,  // 90: recommender.v1.GetTargetResponse.pending_decisions:type_name -> recommender.v1.PendingDecision
 	58,  // 91: recommender.v1.GetTargetResponse.last_seen:type_name -> google.protobuf.Timestamp
-	58,  // 92: recommender.v1.LastDecision.time:type_name -> google.protobuf.Timestamp
-	24,  // 93: recommender.v1.LastDecision.response:type_name -> recommender.v1.RecommendResponse
-	58,  // 94: recommender.v1.PendingDecision.time:type_name -> google.protobuf.Timestamp
-	50,  // 95: recommender.v1.ListTargetsResponse.targets:type_name -> recommender.v1.TargetSummary
-	0,   // 96: recommender.v1.TargetSummary.target:type_name -> recommender.v1.TargetRef
-	58,  // 97: recommender.v1.TargetSummary.last_seen:type_name -> google.protobuf.Timestamp
-	0,   // 98: recommender.v1.DeleteTargetRequest.target:type_name -> recommender.v1.TargetRef
-	23,  // 99: recommender.v1.RecommenderService.Recommend:input_type -> recommender.v1.RecommendRequest
-	35,  // 100: recommender.v1.RecommenderService.ReportScale:input_type -> recommender.v1.ReportScaleRequest
-	37,  // 101: recommender.v1.RecommenderService.Simulate:input_type -> recommender.v1.SimulateRequest
-	44,  // 102: recommender.v1.RecommenderService.GetTarget:input_type -> recommender.v1.GetTargetRequest
-	48,  // 103: recommender.v1.RecommenderService.ListTargets:input_type -> recommender.v1.ListTargetsRequest
-	51,  // 104: recommender.v1.RecommenderService.DeleteTarget:input_type -> recommender.v1.DeleteTargetRequest
-	24,  // 105: recommender.v1.RecommenderService.Recommend:output_type -> recommender.v1.RecommendResponse
-	36,  // 106: recommender.v1.RecommenderService.ReportScale:output_type -> recommender.v1.ReportScaleResponse
-	39,  // 107: recommender.v1.RecommenderService.Simulate:output_type -> recommender.v1.SimulateResponse
-	45,  // 108: recommender.v1.RecommenderService.GetTarget:output_type -> recommender.v1.GetTargetResponse
-	49,  // 109: recommender.v1.RecommenderService.ListTargets:output_type -> recommender.v1.ListTargetsResponse
-	52,  // 110: recommender.v1.RecommenderService.DeleteTarget:output_type -> recommender.v1.DeleteTargetResponse
-	105, // [105:111] is the sub-list for method output_type
-	99,  // [99:105] is the sub-list for method input_type
-	99,  // [99:99] is the sub-list for extension type_name
-	99,  // [99:99] is the sub-list for extension extendee
-	0,   // [0:99] is the sub-list for field type_name
+	58,  // 92: recommender.v1.GetTargetResponse.first_seen:type_name -> google.protobuf.Timestamp
+	58,  // 93: recommender.v1.LastDecision.time:type_name -> google.protobuf.Timestamp
+	24,  // 94: recommender.v1.LastDecision.response:type_name -> recommender.v1.RecommendResponse
+	58,  // 95: recommender.v1.PendingDecision.time:type_name -> google.protobuf.Timestamp
+	50,  // 96: recommender.v1.ListTargetsResponse.targets:type_name -> recommender.v1.TargetSummary
+	0,   // 97: recommender.v1.TargetSummary.target:type_name -> recommender.v1.TargetRef
+	58,  // 98: recommender.v1.TargetSummary.last_seen:type_name -> google.protobuf.Timestamp
+	58,  // 99: recommender.v1.TargetSummary.first_seen:type_name -> google.protobuf.Timestamp
+	0,   // 100: recommender.v1.DeleteTargetRequest.target:type_name -> recommender.v1.TargetRef
+	23,  // 101: recommender.v1.RecommenderService.Recommend:input_type -> recommender.v1.RecommendRequest
+	35,  // 102: recommender.v1.RecommenderService.ReportScale:input_type -> recommender.v1.ReportScaleRequest
+	37,  // 103: recommender.v1.RecommenderService.Simulate:input_type -> recommender.v1.SimulateRequest
+	44,  // 104: recommender.v1.RecommenderService.GetTarget:input_type -> recommender.v1.GetTargetRequest
+	48,  // 105: recommender.v1.RecommenderService.ListTargets:input_type -> recommender.v1.ListTargetsRequest
+	51,  // 106: recommender.v1.RecommenderService.DeleteTarget:input_type -> recommender.v1.DeleteTargetRequest
+	24,  // 107: recommender.v1.RecommenderService.Recommend:output_type -> recommender.v1.RecommendResponse
+	36,  // 108: recommender.v1.RecommenderService.ReportScale:output_type -> recommender.v1.ReportScaleResponse
+	39,  // 109: recommender.v1.RecommenderService.Simulate:output_type -> recommender.v1.SimulateResponse
+	45,  // 110: recommender.v1.RecommenderService.GetTarget:output_type -> recommender.v1.GetTargetResponse
+	49,  // 111: recommender.v1.RecommenderService.ListTargets:output_type -> recommender.v1.ListTargetsResponse
+	52,  // 112: recommender.v1.RecommenderService.DeleteTarget:output_type -> recommender.v1.DeleteTargetResponse
+	107, // [107:113] is the sub-list for method output_type
+	101, // [101:107] is the sub-list for method input_type
+	101, // [101:101] is the sub-list for extension type_name
+	101, // [101:101] is the sub-list for extension extendee
+	0,   // [0:101] is the sub-list for field type_name
 }
 
 func init() { file_recommender_v1_recommender_proto_init() }
