@@ -88,6 +88,14 @@ func (s *Scaler) act(ctx context.Context, log *slog.Logger, a *Autoscaler, ts *t
 		// No metric gave a proposal: upstream keeps the previous desiredReplicas.
 		ch.keepDesired = true
 	}
+	if mode == modeService || mode == modeShadow {
+		if done, err := s.metricsFallback(ctx, log, a, ts, g, resp, ch, shadow); done {
+			return err
+		}
+	}
+	if s.pausedDirection(ctx, log, a, ts, resp, ch, shadow) {
+		return nil
+	}
 	if !resp.GetScale() || desired == cur {
 		log.Debug("no change", "mode", mode, "replicas", cur, "explanation", resp.GetExplanation().GetMessage())
 		return nil

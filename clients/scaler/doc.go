@@ -18,8 +18,12 @@
 //     that long without an answer the scaler decides locally with package recommender and a
 //     local history (scale-up only unless Config.FallbackScaleDown), and says so in events and
 //     metrics. When the service answers again its stored history is authoritative again.
-//   - Shadow mode (per manifest with the annotation hpa-recommender.io/mode: shadow, or
+//   - Shadow mode (per autoscaler with the annotation hpa-recommender.io/mode: shadow, or
 //     globally with Config.DryRun) asks with dryRun and writes nothing to the cluster.
+//   - Per-object controls (annotations.go, controls.go): pause (at the current count, at a
+//     given count, or one direction), an opt-in fallback when every metric keeps failing, and
+//     a per-object sync period, the same on every source. An invalid value is reported on the
+//     object and read as its safest meaning; it never stops the autoscaler being served.
 //
 // It imports the generated API, clients/goclient, package recommender (through
 // clients/internal/local, for the local fallback) and client-go; never package server.

@@ -25,6 +25,9 @@ type Autoscaler struct {
 	Spec *pb.HorizontalPodAutoscalerSpec
 	// Shadow is true when the manifest's hpa-recommender.io/mode annotation is "shadow".
 	Shadow bool
+	// Controls are the hpa-recommender.io annotations (pause, metrics fallback, sync period),
+	// read once per version of the autoscaler.
+	Controls Controls
 	// Source is the file the manifest came from.
 	Source string
 	// Object is set when the autoscaler is a Kubernetes object (not a manifest file).
@@ -108,6 +111,7 @@ func parseManifests(path string, b []byte) ([]*Autoscaler, error) {
 			HPA:       h.Object,
 			Spec:      h.Spec,
 			Shadow:    strings.EqualFold(h.Object.Annotations[ModeAnnotation], ModeShadow),
+			Controls:  parseControls(h.Object.Annotations),
 			Source:    path,
 		})
 	}

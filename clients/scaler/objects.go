@@ -142,6 +142,7 @@ func hpaAutoscaler(h *autoscalingv2.HorizontalPodAutoscaler) *Autoscaler {
 		HPA:       h,
 		Spec:      pbconv.SpecToProto(&h.Spec),
 		Shadow:    strings.EqualFold(h.Annotations[ModeAnnotation], ModeShadow),
+		Controls:  parseControls(h.Annotations),
 		Source:    "horizontalpodautoscalers.autoscaling/" + h.Namespace + "/" + h.Name,
 		Object:    &Object{Source: SourceHPA, APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler"},
 	}

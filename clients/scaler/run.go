@@ -186,8 +186,8 @@ func (s *Scaler) watchManifests(ctx context.Context, last string) {
 	}
 }
 
-// syncLoop syncs every autoscaler about once per SyncPeriod with Workers workers until ctx
-// ends. Each target's first sync is spread over the first period by a hash of its key, and
+// syncLoop syncs every autoscaler about once per SyncPeriod (or its sync-period annotation)
+// with Workers workers until ctx ends. Each target's first sync is spread over the first period by a hash of its key, and
 // every next one is SyncPeriod later, jittered by SyncJitter. A target still queued or in
 // flight is not queued again, so a slow target never piles up.
 func (s *Scaler) syncLoop(ctx context.Context) {
@@ -216,8 +216,12 @@ func (s *Scaler) syncLoop(ctx context.Context) {
 			}
 		}()
 	}
-	period := s.cfg.SyncPeriod
-	tick := min(time.Second, max(period/10, 10*time.Millisecond))
+	// The loop ticks at a tenth of the shortest period (an autoscaler's sync-period
+	// annotation may be shorter than SyncPeriod), between 10 ms and 1 s.
+	tickOf := func(shortest time.Duration) time.Duration {
+		return min(time.Second, max(shortest/10, 10*time.Millisecond))
+	}
+	tick := tickOf(s.cfg.SyncPeriod)
 	start := time.Now()
 	due := map[string]time.Time{}
 	t := time.NewTicker(tick)
@@ -228,10 +232,10 @@ func (s *Scaler) syncLoop(ctx context.Context) {
 		for _, k := range s.takeNudged() {
 			due[k] = now
 		}
-		keys := s.keys()
-		live := make(map[string]bool, len(keys))
-		for _, k := range keys {
-			live[k] = true
+		periods := s.periods()
+		shortest := s.cfg.SyncPeriod
+		for k, period := range periods {
+			shortest = min(shortest, period)
 			d, ok := due[k]
 			if !ok {
 				d = start.Add(time.Duration(spread(k) * float64(period)))
@@ -244,9 +248,13 @@ func (s *Scaler) syncLoop(ctx context.Context) {
 			}
 		}
 		for k := range due {
-			if !live[k] {
+			if _, live := periods[k]; !live {
 				delete(due, k)
 			}
+		}
+		if next := tickOf(shortest); next != tick {
+			tick = next
+			t.Reset(tick)
 		}
 		select {
 		case <-ctx.Done():

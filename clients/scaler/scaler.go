@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -98,6 +99,17 @@ type targetState struct {
 	local recommender.State
 	// written is the autoscaler object as the last status write returned it (objects only).
 	written *writtenStatus
+
+	// The per-object controls (annotations.go): failedSyncs is the run of consecutive syncs
+	// whose metrics all failed; lastGood the last count decided from working metrics (when
+	// haveGood); metricsFallback and paused are true while they last (one event per
+	// transition); problems are the annotation problems last reported.
+	failedSyncs     int
+	lastGood        int32
+	haveGood        bool
+	metricsFallback bool
+	paused          bool
+	problems        string
 }
 
 // maxPendingReports bounds the undelivered outcomes kept per target; the service infers an
@@ -186,6 +198,9 @@ func (s *Scaler) setSource(src string, as []*Autoscaler) {
 			if old, ok := s.autoscalers[key]; ok && a.Object != nil && old.Object != nil && old.HPA.Generation != a.HPA.Generation {
 				s.nudged[key] = true
 			}
+			if old, ok := s.autoscalers[key]; ok && !maps.Equal(old.HPA.Annotations, a.HPA.Annotations) {
+				s.nudged[key] = true // a pause, a fallback or a period takes effect at once
+			}
 		}
 	}
 	s.taken = taken
@@ -230,12 +245,17 @@ func (s *Scaler) Autoscaler(key string) (*Autoscaler, bool) {
 	return a, ok
 }
 
-func (s *Scaler) keys() []string {
+// periods returns the sync period of every loaded autoscaler, by key: its sync-period
+// annotation, else Config.SyncPeriod.
+func (s *Scaler) periods() map[string]time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]string, 0, len(s.autoscalers))
-	for k := range s.autoscalers {
-		out = append(out, k)
+	out := make(map[string]time.Duration, len(s.autoscalers))
+	for k, a := range s.autoscalers {
+		out[k] = s.cfg.SyncPeriod
+		if p := a.Controls.SyncPeriod; p > 0 {
+			out[k] = p
+		}
 	}
 	return out
 }
@@ -320,6 +340,9 @@ type gathered struct {
 	resource schema.GroupResource
 	req      *pb.RecommendRequest
 	fetchErr []string // per metric: the fetch error, "" when fetched
+	// selectorProblem is true when no metric could be fetched for want of a usable selector
+	// (SelectorRequired, InvalidSelector, AmbiguousSelector).
+	selectorProblem bool
 	// status collects what the sync learns for the autoscaler object's status.
 	status *statusChange
 }
@@ -360,10 +383,19 @@ func (s *Scaler) syncOne(ctx context.Context, a *Autoscaler) (err error) {
 		}()
 	}
 
+	s.checkAnnotations(log, a, ts, ch)
+	holding := a.Controls.holding()
+	if !holding && ts.paused {
+		ts.paused = false
+		log.Info("pause ended")
+		s.event(a, nil, corev1.EventTypeNormal, ReasonScalingResumed, "the pause annotations were removed; the autoscaler decides again")
+	}
+
 	// Outcomes of earlier decisions go first; a failure here never blocks this sync.
 	s.flushReports(ctx, log, ts)
 
-	g, err := s.gather(ctx, a, shadow)
+	// A paused autoscaler asks with dryRun: the service explains, and records nothing.
+	g, err := s.gather(ctx, a, shadow || holding)
 	if err != nil {
 		if se := (*scaleError)(nil); errors.As(err, &se) {
 			ch.set(condAbleToScale, corev1.ConditionFalse, ReasonFailedGetScale, "the HPA controller was unable to get the target's current scale: %v", se.err)
@@ -372,6 +404,10 @@ func (s *Scaler) syncOne(ctx context.Context, a *Autoscaler) (err error) {
 	}
 	g.status = ch
 	s.tel.current.WithLabelValues(a.Namespace, a.Name).Set(float64(g.scale.Spec.Replicas))
+	countMetricFailures(ts, g)
+	if holding {
+		return s.syncPaused(ctx, log, a, ts, g, shadow)
+	}
 
 	rctx, cancel := s.rpcContext(ctx)
 	resp, err := s.rec.Recommend(rctx, g.req)
@@ -434,7 +470,7 @@ func (s *Scaler) alsoSelecting(a *Autoscaler, selector labels.Selector, pods []*
 }
 
 // gather reads the scale, the pods and every metric, and builds the request.
-func (s *Scaler) gather(ctx context.Context, a *Autoscaler, shadow bool) (*gathered, error) {
+func (s *Scaler) gather(ctx context.Context, a *Autoscaler, dryRun bool) (*gathered, error) {
 	sc, gr, err := s.kube.getScale(ctx, a.Namespace, a.HPA.Spec.ScaleTargetRef)
 	if err != nil {
 		s.event(a, nil, corev1.EventTypeWarning, ReasonFailedGetScale, "%v", err)
@@ -443,11 +479,11 @@ func (s *Scaler) gather(ctx context.Context, a *Autoscaler, shadow bool) (*gathe
 	g := &gathered{scale: sc, resource: gr}
 	req := &pb.RecommendRequest{
 		Target:          s.targetRef(a),
-		Spec:            a.Spec,
+		Spec:            a.requestSpec(),
 		CurrentReplicas: sc.Spec.Replicas,
 		StatusReplicas:  &sc.Status.Replicas,
 		Options:         s.options(),
-		DryRun:          shadow,
+		DryRun:          dryRun,
 	}
 	g.req = req
 	metrics := a.HPA.Spec.Metrics
@@ -486,6 +522,7 @@ func (s *Scaler) gather(ctx context.Context, a *Autoscaler, shadow bool) (*gathe
 		delete(s.selectors, a.Key())
 		s.mu.Unlock()
 	}
+	g.selectorProblem = selErr != ""
 	for i := range metrics {
 		var obs *pb.MetricObservation
 		if selErr != "" {

@@ -3,6 +3,7 @@ package scaler
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -46,11 +47,21 @@ type statusChange struct {
 	rescaled bool
 	// explanation is the decision's message (the custom resource's status.explanation).
 	explanation string
+	// resolved are conditions set only when the status already has one of their type (a
+	// problem that is over: said once, not added to every object).
+	resolved []autoscalingv2.HorizontalPodAutoscalerCondition
 }
 
 // set records one condition, as upstream's setCondition does on the object's copy.
 func (c *statusChange) set(t autoscalingv2.HorizontalPodAutoscalerConditionType, status corev1.ConditionStatus, reason, format string, args ...any) {
 	c.conditions = append(c.conditions, autoscalingv2.HorizontalPodAutoscalerCondition{
+		Type: t, Status: status, Reason: reason, Message: fmt.Sprintf(format, args...),
+	})
+}
+
+// resolve records a condition set only when the status already has its type.
+func (c *statusChange) resolve(t autoscalingv2.HorizontalPodAutoscalerConditionType, status corev1.ConditionStatus, reason, format string, args ...any) {
+	c.resolved = append(c.resolved, autoscalingv2.HorizontalPodAutoscalerCondition{
 		Type: t, Status: status, Reason: reason, Message: fmt.Sprintf(format, args...),
 	})
 }
@@ -63,7 +74,9 @@ func (c *statusChange) noDecision(current int32) {
 }
 
 // empty reports whether c changes nothing.
-func (c *statusChange) empty() bool { return c == nil || (!c.recreate && len(c.conditions) == 0) }
+func (c *statusChange) empty() bool {
+	return c == nil || (!c.recreate && len(c.conditions) == 0 && len(c.resolved) == 0)
+}
 
 // fromResponse records a decision: the service's conditions, its currentMetrics and, unless
 // keepDesired, its desiredReplicas (upstream writes desired = current when it does not scale;
@@ -129,6 +142,11 @@ func nextStatus(old autoscalingv2.HorizontalPodAutoscalerStatus, generation int6
 	}
 	for _, want := range c.conditions {
 		st.Conditions = setCondition(st.Conditions, want, ts)
+	}
+	for _, want := range c.resolved {
+		if slices.ContainsFunc(st.Conditions, func(h autoscalingv2.HorizontalPodAutoscalerCondition) bool { return h.Type == want.Type }) {
+			st.Conditions = setCondition(st.Conditions, want, ts)
+		}
 	}
 	return st
 }
