@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -63,9 +61,11 @@ type Scaler struct {
 	autoscalers map[string]*Autoscaler
 	targets     map[string]*targetState
 	// selectors are the pod selectors of the autoscalers as their last sync read them, by
-	// key; an autoscaler whose pods another one's selector also matches does not scale on
-	// metrics (upstream's AmbiguousSelector).
-	selectors map[string]labels.Selector
+	// key; an autoscaler whose pods another one's selector also matches does not scale
+	// (upstream's AmbiguousSelector; safety.go).
+	selectors map[string]knownSelector
+	// hpas are every HPA object in the watched namespaces (nil: the in-tree check is off).
+	hpas *hpaIndex
 	loaded    bool
 	fallbacks int
 	// bySource are the autoscalers of each source as last published; expected are the sources
@@ -98,6 +98,8 @@ type targetState struct {
 	local recommender.State
 	// written is the autoscaler object as the last status write returned it (objects only).
 	written *writtenStatus
+	// foreignManager is the other manager last seen writing the HPA object's status.
+	foreignManager string
 }
 
 // maxPendingReports bounds the undelivered outcomes kept per target; the service infers an
@@ -119,7 +121,7 @@ func New(cfg Config, deps Deps) (*Scaler, error) {
 		local:       local.New(),
 		autoscalers: map[string]*Autoscaler{},
 		targets:     map[string]*targetState{},
-		selectors:   map[string]labels.Selector{},
+		selectors:   map[string]knownSelector{},
 		bySource:    map[string][]*Autoscaler{},
 		taken:       map[string]bool{},
 		nudged:      map[string]bool{},
@@ -322,6 +324,8 @@ type gathered struct {
 	fetchErr []string // per metric: the fetch error, "" when fetched
 	// status collects what the sync learns for the autoscaler object's status.
 	status *statusChange
+	// hold, when set, is why the sync does not act (safety.go); the rest is not gathered.
+	hold *hold
 }
 
 // scaleError is a failure to read the target's scale subresource (upstream's FailedGetScale).
@@ -347,6 +351,7 @@ func (s *Scaler) syncOne(ctx context.Context, a *Autoscaler) (err error) {
 	ts := s.target(a.Key())
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
+	a = s.asShadowIfForeign(a, ts)
 	log := s.log.With("autoscaler", a.Key(), "target", a.HPA.Spec.ScaleTargetRef.Kind+"/"+a.HPA.Spec.ScaleTargetRef.Name)
 	shadow := s.cfg.DryRun || a.Shadow
 	// What this sync learns goes to the autoscaler object's status at the end (objects only;
@@ -372,6 +377,12 @@ func (s *Scaler) syncOne(ctx context.Context, a *Autoscaler) (err error) {
 	}
 	g.status = ch
 	s.tel.current.WithLabelValues(a.Namespace, a.Name).Set(float64(g.scale.Spec.Replicas))
+	if h := g.hold; h != nil {
+		// Another controller scales the same pods: do not ask, do not scale (safety.go).
+		log.Debug("not scaling", "reason", h.reason, "message", h.message)
+		s.holdSync(a, g.scale, ch, h)
+		return nil
+	}
 
 	rctx, cancel := s.rpcContext(ctx)
 	resp, err := s.rec.Recommend(rctx, g.req)
@@ -413,26 +424,6 @@ func (s *Scaler) syncOne(ctx context.Context, a *Autoscaler) (err error) {
 	return s.act(ctx, log, a, ts, g, resp, mode, mirror)
 }
 
-// alsoSelecting records selector as a's and returns the keys, sorted, of the other loaded
-// autoscalers in a's namespace whose last-read selector matches one of pods.
-func (s *Scaler) alsoSelecting(a *Autoscaler, selector labels.Selector, pods []*corev1.Pod) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.selectors[a.Key()] = selector
-	var others []string
-	for key, sel := range s.selectors {
-		o, ok := s.autoscalers[key]
-		if !ok || key == a.Key() || o.Namespace != a.Namespace {
-			continue
-		}
-		if slices.ContainsFunc(pods, func(p *corev1.Pod) bool { return sel.Matches(labels.Set(p.Labels)) }) {
-			others = append(others, key)
-		}
-	}
-	slices.Sort(others)
-	return others
-}
-
 // gather reads the scale, the pods and every metric, and builds the request.
 func (s *Scaler) gather(ctx context.Context, a *Autoscaler, shadow bool) (*gathered, error) {
 	sc, gr, err := s.kube.getScale(ctx, a.Namespace, a.HPA.Spec.ScaleTargetRef)
@@ -441,6 +432,13 @@ func (s *Scaler) gather(ctx context.Context, a *Autoscaler, shadow bool) (*gathe
 		return nil, &scaleError{err}
 	}
 	g := &gathered{scale: sc, resource: gr}
+	if !shadow {
+		if h := s.inTreeConflict(a); h != nil {
+			s.recordSelector(a, nil)
+			g.hold = h
+			return g, nil
+		}
+	}
 	req := &pb.RecommendRequest{
 		Target:          s.targetRef(a),
 		Spec:            a.Spec,
@@ -472,19 +470,17 @@ func (s *Scaler) gather(ctx context.Context, a *Autoscaler, shadow bool) (*gathe
 		if err != nil {
 			return nil, fmt.Errorf("list pods: %w", err)
 		}
-		if others := s.alsoSelecting(a, selector, pods); len(others) > 0 {
-			selErr = fmt.Sprintf("pods selected by %q are also selected by autoscaler(s) %s: no autoscaler scales them on metrics until only one selects them",
-				sc.Status.Selector, strings.Join(others, ", "))
-			s.event(a, sc, corev1.EventTypeWarning, ReasonAmbiguousSelector, "%s", selErr)
-		} else {
-			for _, p := range pods {
-				req.Pods = append(req.Pods, podState(p))
-			}
+		if shadow {
+			s.recordSelector(a, nil) // a shadow autoscaler scales nothing: no ambiguity
+		} else if h := s.ambiguity(ctx, a, sc.Status.Selector, selector, pods); h != nil {
+			g.hold = h
+			return g, nil
+		}
+		for _, p := range pods {
+			req.Pods = append(req.Pods, podState(p))
 		}
 	} else {
-		s.mu.Lock()
-		delete(s.selectors, a.Key())
-		s.mu.Unlock()
+		s.recordSelector(a, nil)
 	}
 	for i := range metrics {
 		var obs *pb.MetricObservation
