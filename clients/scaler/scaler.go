@@ -65,7 +65,7 @@ type Scaler struct {
 	// (upstream's AmbiguousSelector; safety.go).
 	selectors map[string]knownSelector
 	// hpas are every HPA object in the watched namespaces (nil: the in-tree check is off).
-	hpas *hpaIndex
+	hpas      *hpaIndex
 	loaded    bool
 	fallbacks int
 	// bySource are the autoscalers of each source as last published; expected are the sources
