@@ -13,6 +13,10 @@
 //     are retried only while spec.replicas is still the count the decision was made from), and
 //     its outcome is reported until the service acknowledges it; a later sync never replays it.
 //   - One actor: with leader election (a coordination.k8s.io Lease) only the leader syncs.
+//   - One controller per workload (safety.go): two autoscalers over the same pods both hold
+//     (AmbiguousSelector); an in-tree-controlled HPA on the same workload holds ours unless it
+//     opts in (AllowInTreeHPAAnnotation); an HPA object whose status another manager writes
+//     is compared only (shadow).
 //   - A metric that cannot be fetched is sent as an error observation, never as a value.
 //   - Service unreachable: nothing is scaled (fail static). With Config.FallbackAfter set, after
 //     that long without an answer the scaler decides locally with package recommender and a

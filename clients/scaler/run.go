@@ -72,6 +72,13 @@ func (s *Scaler) Run(ctx context.Context, deps RunDeps) error {
 			return err
 		}
 	}
+	// Every HPA object, for the in-tree conflict check (safety.go); without a client (tests
+	// of other parts) the check is off.
+	if s.kube.Client != nil {
+		if err := s.startHPAWatch(ctx, &wg); err != nil {
+			return err
+		}
+	}
 
 	if deps.Listener != nil || s.cfg.HTTPListen != "" {
 		srv := &http.Server{Handler: s.Handler(deps.Ready), ReadHeaderTimeout: 10 * time.Second}
@@ -107,6 +114,9 @@ func (s *Scaler) Run(ctx context.Context, deps RunDeps) error {
 		}()
 	}
 
+	if !s.waitHPAWatch(ctx) {
+		return nil
+	}
 	if !s.cfg.LeaderElect {
 		s.setLeader(true)
 		s.syncLoop(ctx)
@@ -291,7 +301,7 @@ func spread(key string) float64 {
 }
 
 // Handler serves /metrics, /healthz (the process and, while leading, its sync loop are alive)
-// and /readyz (the manifests were loaded and the caches synced).
+// and /readyz (the manifests were loaded and the caches, HPA objects' included, synced).
 func (s *Scaler) Handler(ready func() bool) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
@@ -304,7 +314,7 @@ func (s *Scaler) Handler(ready func() bool) http.Handler {
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
-		loaded := s.loaded
+		loaded := s.loaded && (s.hpas == nil || s.hpas.synced.Load())
 		s.mu.Unlock()
 		if !loaded || (ready != nil && !ready()) {
 			http.Error(w, "not ready", http.StatusServiceUnavailable)
@@ -325,4 +335,30 @@ func (s *Scaler) setLeader(on bool) {
 	} else {
 		s.tel.leader.Set(0)
 	}
+}
+
+// waitHPAWatch waits until the HPA objects have been listed, so that no autoscaler acts before
+// the in-tree conflict check can see them; it says every 30 s what it waits for (a missing
+// list/watch permission on horizontalpodautoscalers keeps it waiting). False: ctx ended.
+func (s *Scaler) waitHPAWatch(ctx context.Context) bool {
+	s.mu.Lock()
+	x := s.hpas
+	s.mu.Unlock()
+	if x == nil {
+		return true
+	}
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for start := time.Now(); !x.synced.Load(); {
+		select {
+		case <-ctx.Done():
+			return false
+		case now := <-t.C:
+			if now.Sub(start) >= 30*time.Second {
+				start = now
+				s.log.Warn("waiting for the HorizontalPodAutoscaler cache before syncing (hpa-scaler needs list and watch on horizontalpodautoscalers.autoscaling)")
+			}
+		}
+	}
+	return true
 }

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,9 +62,11 @@ type Scaler struct {
 	autoscalers map[string]*Autoscaler
 	targets     map[string]*targetState
 	// selectors are the pod selectors of the autoscalers as their last sync read them, by
-	// key; an autoscaler whose pods another one's selector also matches does not scale on
-	// metrics (upstream's AmbiguousSelector).
-	selectors map[string]labels.Selector
+	// key; an autoscaler whose pods another one's selector also matches does not scale
+	// (upstream's AmbiguousSelector; safety.go).
+	selectors map[string]knownSelector
+	// hpas are every HPA object in the watched namespaces (nil: the in-tree check is off).
+	hpas      *hpaIndex
 	loaded    bool
 	fallbacks int
 	// bySource are the autoscalers of each source as last published; expected are the sources
@@ -99,6 +99,8 @@ type targetState struct {
 	local recommender.State
 	// written is the autoscaler object as the last status write returned it (objects only).
 	written *writtenStatus
+	// foreignManager is the other manager last seen writing the HPA object's status.
+	foreignManager string
 
 	// The per-object controls (annotations.go): failedSyncs is the run of consecutive syncs
 	// whose metrics all failed; lastGood the last count decided from working metrics (when
@@ -131,7 +133,7 @@ func New(cfg Config, deps Deps) (*Scaler, error) {
 		local:       local.New(),
 		autoscalers: map[string]*Autoscaler{},
 		targets:     map[string]*targetState{},
-		selectors:   map[string]labels.Selector{},
+		selectors:   map[string]knownSelector{},
 		bySource:    map[string][]*Autoscaler{},
 		taken:       map[string]bool{},
 		nudged:      map[string]bool{},
@@ -345,6 +347,8 @@ type gathered struct {
 	selectorProblem bool
 	// status collects what the sync learns for the autoscaler object's status.
 	status *statusChange
+	// hold, when set, is why the sync does not act (safety.go); the rest is not gathered.
+	hold *hold
 }
 
 // scaleError is a failure to read the target's scale subresource (upstream's FailedGetScale).
@@ -370,6 +374,7 @@ func (s *Scaler) syncOne(ctx context.Context, a *Autoscaler) (err error) {
 	ts := s.target(a.Key())
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
+	a = s.asShadowIfForeign(a, ts)
 	log := s.log.With("autoscaler", a.Key(), "target", a.HPA.Spec.ScaleTargetRef.Kind+"/"+a.HPA.Spec.ScaleTargetRef.Name)
 	shadow := s.cfg.DryRun || a.Shadow
 	// What this sync learns goes to the autoscaler object's status at the end (objects only;
@@ -395,7 +400,7 @@ func (s *Scaler) syncOne(ctx context.Context, a *Autoscaler) (err error) {
 	s.flushReports(ctx, log, ts)
 
 	// A paused autoscaler asks with dryRun: the service explains, and records nothing.
-	g, err := s.gather(ctx, a, shadow || holding)
+	g, err := s.gather(ctx, a, shadow || holding, shadow)
 	if err != nil {
 		if se := (*scaleError)(nil); errors.As(err, &se) {
 			ch.set(condAbleToScale, corev1.ConditionFalse, ReasonFailedGetScale, "the HPA controller was unable to get the target's current scale: %v", se.err)
@@ -404,6 +409,13 @@ func (s *Scaler) syncOne(ctx context.Context, a *Autoscaler) (err error) {
 	}
 	g.status = ch
 	s.tel.current.WithLabelValues(a.Namespace, a.Name).Set(float64(g.scale.Spec.Replicas))
+	if h := g.hold; h != nil {
+		// Another controller scales the same pods: do not ask, do not scale, pause or not
+		// (safety.go).
+		log.Debug("not scaling", "reason", h.reason, "message", h.message)
+		s.holdSync(a, g.scale, ch, h)
+		return nil
+	}
 	countMetricFailures(ts, g)
 	if holding {
 		return s.syncPaused(ctx, log, a, ts, g, shadow)
@@ -449,34 +461,22 @@ func (s *Scaler) syncOne(ctx context.Context, a *Autoscaler) (err error) {
 	return s.act(ctx, log, a, ts, g, resp, mode, mirror)
 }
 
-// alsoSelecting records selector as a's and returns the keys, sorted, of the other loaded
-// autoscalers in a's namespace whose last-read selector matches one of pods.
-func (s *Scaler) alsoSelecting(a *Autoscaler, selector labels.Selector, pods []*corev1.Pod) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.selectors[a.Key()] = selector
-	var others []string
-	for key, sel := range s.selectors {
-		o, ok := s.autoscalers[key]
-		if !ok || key == a.Key() || o.Namespace != a.Namespace {
-			continue
-		}
-		if slices.ContainsFunc(pods, func(p *corev1.Pod) bool { return sel.Matches(labels.Set(p.Labels)) }) {
-			others = append(others, key)
-		}
-	}
-	slices.Sort(others)
-	return others
-}
-
 // gather reads the scale, the pods and every metric, and builds the request.
-func (s *Scaler) gather(ctx context.Context, a *Autoscaler, dryRun bool) (*gathered, error) {
+// dryRun asks without recording; a shadow autoscaler takes no part in the safety checks.
+func (s *Scaler) gather(ctx context.Context, a *Autoscaler, dryRun, shadow bool) (*gathered, error) {
 	sc, gr, err := s.kube.getScale(ctx, a.Namespace, a.HPA.Spec.ScaleTargetRef)
 	if err != nil {
 		s.event(a, nil, corev1.EventTypeWarning, ReasonFailedGetScale, "%v", err)
 		return nil, &scaleError{err}
 	}
 	g := &gathered{scale: sc, resource: gr}
+	if !shadow {
+		if h := s.inTreeConflict(a); h != nil {
+			s.recordSelector(a, nil)
+			g.hold = h
+			return g, nil
+		}
+	}
 	req := &pb.RecommendRequest{
 		Target:          s.targetRef(a),
 		Spec:            a.requestSpec(),
@@ -508,19 +508,17 @@ func (s *Scaler) gather(ctx context.Context, a *Autoscaler, dryRun bool) (*gathe
 		if err != nil {
 			return nil, fmt.Errorf("list pods: %w", err)
 		}
-		if others := s.alsoSelecting(a, selector, pods); len(others) > 0 {
-			selErr = fmt.Sprintf("pods selected by %q are also selected by autoscaler(s) %s: no autoscaler scales them on metrics until only one selects them",
-				sc.Status.Selector, strings.Join(others, ", "))
-			s.event(a, sc, corev1.EventTypeWarning, ReasonAmbiguousSelector, "%s", selErr)
-		} else {
-			for _, p := range pods {
-				req.Pods = append(req.Pods, podState(p))
-			}
+		if shadow {
+			s.recordSelector(a, nil) // a shadow autoscaler scales nothing: no ambiguity
+		} else if h := s.ambiguity(ctx, a, sc.Status.Selector, selector, pods); h != nil {
+			g.hold = h
+			return g, nil
+		}
+		for _, p := range pods {
+			req.Pods = append(req.Pods, podState(p))
 		}
 	} else {
-		s.mu.Lock()
-		delete(s.selectors, a.Key())
-		s.mu.Unlock()
+		s.recordSelector(a, nil)
 	}
 	g.selectorProblem = selErr != ""
 	for i := range metrics {
