@@ -76,6 +76,9 @@ func (s *Scaler) act(ctx context.Context, log *slog.Logger, a *Autoscaler, ts *t
 	shadow := mode == modeShadow || mode == modeFallbackShadow
 	s.tel.decisions.WithLabelValues(mode, direction(cur, desired)).Inc()
 	s.tel.desired.WithLabelValues(a.Namespace, a.Name, mode).Set(float64(desired))
+	if mode == modeShadow && ts.foreignManager != "" {
+		s.compareWithInTree(log, a, g, resp)
+	}
 	s.metricEvents(a, g.scale, resp)
 	ch := g.status
 	if ch == nil {

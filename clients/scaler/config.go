@@ -104,6 +104,12 @@ type Config struct {
 	// FallbackScaleDown lets local decisions scale down too (default false: scale up only).
 	FallbackScaleDown bool
 
+	// ShadowSettle is how long the inputs of a shadow decision of an in-tree-controlled HPA
+	// (its last scale, its pods' transitions) must have been unchanged for the decision to be
+	// compared with the in-tree controller's (default 30s: twice the in-tree controller's
+	// default --horizontal-pod-autoscaler-sync-period). docs/hpa-scaler.md says why.
+	ShadowSettle time.Duration
+
 	// Options are the controller settings sent with every Recommend; an unset field takes the
 	// service's default (and recommender.DefaultOptions in the local fallback).
 	Options OptionFlags
@@ -138,6 +144,7 @@ func DefaultConfig() Config {
 		RenewDeadline:      10 * time.Second,
 		RetryPeriod:        2 * time.Second,
 		HTTPListen:         ":8080",
+		ShadowSettle:       30 * time.Second,
 	}
 }
 
@@ -211,6 +218,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.RetryPeriod, "retry-period", c.RetryPeriod, "leader election retry period")
 	fs.StringVar(&c.HTTPListen, "http-listen", c.HTTPListen, "address of /metrics, /healthz and /readyz (empty: off)")
 	fs.DurationVar(&c.FallbackAfter, "fallback-after", c.FallbackAfter, "decide locally after the service has not answered for this long (0: never, fail static)")
+	fs.DurationVar(&c.ShadowSettle, "shadow-settle", c.ShadowSettle, "how long the inputs of an in-tree-controlled HPA's shadow decision must be unchanged to compare it with the in-tree controller's (at least its sync period)")
 	fs.BoolVar(&c.FallbackScaleDown, "fallback-scale-down", c.FallbackScaleDown, "let local fallback decisions scale down (default: scale up only)")
 	fs.StringVar(&c.Options.KubernetesVersion, "kubernetes-version", c.Options.KubernetesVersion,
 		"Kubernetes release whose HPA controller decides this cluster's autoscalers, "+recommender.OldestKubernetesVersion+" to "+recommender.NewestKubernetesVersion+
@@ -329,6 +337,9 @@ func (c *Config) Validate() error {
 	}
 	if c.FallbackAfter < 0 {
 		bad("--fallback-after must not be negative")
+	}
+	if c.ShadowSettle < 0 {
+		bad("--shadow-settle must not be negative")
 	}
 	if err := validKubernetesVersion(c.Options.KubernetesVersion); err != nil {
 		errs = append(errs, err)

@@ -32,6 +32,10 @@ type telemetry struct {
 	current          *prometheus.GaugeVec   // namespace, autoscaler
 	lastSync         *prometheus.GaugeVec   // namespace, autoscaler
 	statusWrites     *prometheus.CounterVec // result
+	// shadowComparisons and shadowDisagreement compare shadow decisions with the in-tree
+	// controller's (shadow.go).
+	shadowComparisons  *prometheus.CounterVec // result
+	shadowDisagreement *prometheus.GaugeVec   // namespace, name
 }
 
 func newTelemetry(reg prometheus.Registerer) *telemetry {
@@ -90,6 +94,16 @@ func newTelemetry(reg prometheus.Registerer) *telemetry {
 		Name: "hpa_scaler_status_writes_total", Help: "Status subresource writes of autoscaler objects by result (written, unchanged: skipped since nothing changed, error).",
 	}, []string{"result"})
 	reg.MustRegister(t.statusWrites)
+	t.shadowComparisons = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hpa_scaler_shadow_comparisons_total", Help: "Shadow decisions of HPAs the in-tree controller writes, compared with its status.desiredReplicas, by result (agree, disagree, not_comparable: the inputs of the two decisions may differ).",
+	}, []string{"result"})
+	t.shadowDisagreement = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "hpa_scaler_shadow_disagreement", Help: "The service's replica count minus the in-tree controller's at the HPA's last comparable shadow decision (0: they agreed).",
+	}, []string{"namespace", "name"})
+	reg.MustRegister(t.shadowComparisons, t.shadowDisagreement)
+	for _, r := range []string{shadowAgree, shadowDisagree, shadowNotComparable} {
+		t.shadowComparisons.WithLabelValues(r)
+	}
 	reg.MustRegister(t.syncs, t.syncDuration, t.decisions, t.scaleWrites, t.metricErrors, t.serviceErrors, t.reports,
 		t.reportsPending, t.fallbackTargets, t.serviceReachable, t.autoscalers, t.manifestErrors, t.leader,
 		t.desired, t.current, t.lastSync)
@@ -104,6 +118,7 @@ func (t *telemetry) forget(namespace, name string) {
 	t.desired.DeletePartialMatch(prometheus.Labels{"namespace": namespace, "autoscaler": name})
 	t.current.DeleteLabelValues(namespace, name)
 	t.lastSync.DeleteLabelValues(namespace, name)
+	t.shadowDisagreement.DeleteLabelValues(namespace, name)
 }
 
 func direction(cur, desired int32) string {

@@ -1,0 +1,192 @@
+package scaler
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"google.golang.org/protobuf/types/known/timestamppb"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
+)
+
+// inTreeStatus is the status the in-tree controller writes after deciding desired from 2
+// replicas at 100% CPU (500m of 500m), neither stabilized nor limited.
+func inTreeStatus(gen int64, current, desired int32, util int32, avg string) autoscalingv2.HorizontalPodAutoscalerStatus {
+	c := func(typ autoscalingv2.HorizontalPodAutoscalerConditionType, reason string) autoscalingv2.HorizontalPodAutoscalerCondition {
+		return autoscalingv2.HorizontalPodAutoscalerCondition{Type: typ, Status: corev1.ConditionTrue, Reason: reason}
+	}
+	return autoscalingv2.HorizontalPodAutoscalerStatus{
+		ObservedGeneration: ptr(gen),
+		CurrentReplicas:    current,
+		DesiredReplicas:    desired,
+		CurrentMetrics: []autoscalingv2.MetricStatus{{
+			Type: autoscalingv2.ResourceMetricSourceType,
+			Resource: &autoscalingv2.ResourceMetricStatus{Name: corev1.ResourceCPU, Current: autoscalingv2.MetricValueStatus{
+				AverageUtilization: ptr(util), AverageValue: ptr(q(avg)),
+			}},
+		}},
+		Conditions: []autoscalingv2.HorizontalPodAutoscalerCondition{
+			c(autoscalingv2.AbleToScale, "ReadyForNewScale"),
+			c(autoscalingv2.ScalingActive, "ValidMetricFound"),
+			c(autoscalingv2.ScalingLimited, "DesiredWithinRange"),
+		},
+	}
+}
+
+func TestCompareShadow(t *testing.T) {
+	now := t0
+	old := timestamppb.New(now.Add(-time.Hour))
+	pod := func(name string, start, ready *timestamppb.Timestamp) *pb.PodState {
+		return &pb.PodState{Name: name, Phase: "Running", Ready: ptr(true), StartTime: start, ReadyTransitionTime: ready}
+	}
+	resp := func(desired int32, util int32, avg string, reasons ...string) *pb.RecommendResponse {
+		r := &pb.RecommendResponse{
+			CurrentReplicas: 2, DesiredReplicas: desired, Scale: desired != 2,
+			Explanation: &pb.Explanation{WinningMetric: 0},
+			CurrentMetrics: []*pb.MetricStatus{{
+				Type: "Resource",
+				Resource: &pb.ResourceMetricStatus{Name: "cpu", Current: &pb.MetricValueStatus{
+					AverageUtilization: ptr(util), AverageValue: ptr(avg),
+				}},
+			}},
+		}
+		for _, reason := range reasons {
+			r.Conditions = append(r.Conditions, &pb.Condition{Type: "AbleToScale", Status: "True", Reason: reason})
+		}
+		return r
+	}
+	base := func() shadowInputs {
+		h := &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Generation: 3}}
+		h.Status = inTreeStatus(3, 2, 4, 100, "500m")
+		return shadowInputs{
+			hpa:   h,
+			scale: &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: 2}},
+			req:   &pb.RecommendRequest{Pods: []*pb.PodState{pod("a", old, old), pod("b", old, old)}},
+			resp:  resp(4, 100, "500m"), now: now, settle: 30 * time.Second,
+			cpuInit: time.Minute, readinessDelay: 10 * time.Second,
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		mutate  func(*shadowInputs)
+		want    string
+		wantWhy string
+	}{
+		{"agree", func(*shadowInputs) {}, shadowAgree, ""},
+		{"agree within rounding", func(in *shadowInputs) { in.resp = resp(4, 100, "500.4m") }, shadowAgree, ""},
+		{"disagree", func(in *shadowInputs) { in.resp = resp(5, 100, "500m") }, shadowDisagree, "the service decided 5 replicas, the in-tree controller 4 (current 2)"},
+		{"spec not yet observed", func(in *shadowInputs) { in.hpa.Generation = 4 }, shadowNotComparable, "observedGeneration"},
+		{"never written", func(in *shadowInputs) { in.hpa.Status = autoscalingv2.HorizontalPodAutoscalerStatus{} }, shadowNotComparable, "observedGeneration"},
+		{"replicas changed since", func(in *shadowInputs) { in.scale.Spec.Replicas = 4 }, shadowNotComparable, "at 2 current replicas, the target now has 4"},
+		{"scaled within the settle time", func(in *shadowInputs) {
+			in.hpa.Status.LastScaleTime = ptr(metav1.NewTime(now.Add(-10 * time.Second)))
+		}, shadowNotComparable, "was scaled"},
+		{"scaled long ago", func(in *shadowInputs) {
+			in.hpa.Status.LastScaleTime = ptr(metav1.NewTime(now.Add(-time.Minute)))
+		}, shadowAgree, ""},
+		{"in-tree stabilized", func(in *shadowInputs) {
+			in.hpa.Status.Conditions[0].Reason = "ScaleDownStabilized"
+		}, shadowNotComparable, "in-tree controller's count was stabilized"},
+		{"in-tree rate-limited by a policy", func(in *shadowInputs) {
+			in.hpa.Spec.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{}
+			in.hpa.Status.Conditions[2].Reason = "ScaleUpLimit"
+		}, shadowNotComparable, "rate-limited by a scaling policy"},
+		{"legacy scale-up limit is history-free", func(in *shadowInputs) {
+			in.hpa.Status.Conditions[2].Reason = "ScaleUpLimit"
+		}, shadowAgree, ""},
+		{"service stabilized", func(in *shadowInputs) { in.resp = resp(4, 100, "500m", "ScaleUpStabilized") }, shadowNotComparable, "service's count was stabilized"},
+		{"in-tree metrics failed", func(in *shadowInputs) {
+			in.hpa.Status.Conditions[1].Status, in.hpa.Status.Conditions[1].Reason = corev1.ConditionFalse, "FailedGetResourceMetric"
+		}, shadowNotComparable, "ScalingActive is False"},
+		{"service's metrics failed", func(in *shadowInputs) {
+			in.resp = resp(2, 100, "500m")
+			in.resp.Explanation.WinningMetric = -1
+			in.resp.Conditions = []*pb.Condition{{Type: "ScalingActive", Status: "False", Reason: "FailedGetResourceMetric"}}
+		}, shadowNotComparable, "no metric"},
+		{"pod not started", func(in *shadowInputs) {
+			in.req.Pods = append(in.req.Pods, &pb.PodState{Name: "c", Phase: "Pending"})
+		}, shadowNotComparable, "pod c has not started (Pending)"},
+		{"pod became ready within the settle time", func(in *shadowInputs) {
+			in.req.Pods[1].ReadyTransitionTime = timestamppb.New(now.Add(-5 * time.Second))
+		}, shadowNotComparable, "pod b changed readiness"},
+		{"pod left the CPU initialization period within the settle time", func(in *shadowInputs) {
+			in.req.Pods[0].StartTime = timestamppb.New(now.Add(-time.Minute - 5*time.Second))
+		}, shadowNotComparable, "pod a left the CPU initialization period"},
+		{"a pod's next transition is still ahead", func(in *shadowInputs) {
+			in.req.Pods[0].StartTime = timestamppb.New(now.Add(-40 * time.Second)) // ready since then; CPU init ends in 20s
+			in.req.Pods[0].ReadyTransitionTime = in.req.Pods[0].StartTime
+			in.readinessDelay = 0
+		}, shadowAgree, ""},
+		{"metrics differ", func(in *shadowInputs) { in.resp = resp(4, 110, "550m") }, shadowNotComparable, "in-tree averageValue 500m averageUtilization 100%, service averageValue 550m averageUtilization 110%"},
+		{"metric count differs", func(in *shadowInputs) { in.hpa.Status.CurrentMetrics = nil }, shadowNotComparable, "0 metrics in the in-tree status, 1 in the service's"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := base()
+			tc.mutate(&in)
+			got, why := compareShadow(in)
+			if got != tc.want || !strings.Contains(why, tc.wantWhy) || (tc.wantWhy == "" && why != "") {
+				t.Errorf("compareShadow = %s (%q), want %s containing %q", got, why, tc.want, tc.wantWhy)
+			}
+		})
+	}
+}
+
+// TestShadowComparisonWithService: an HPA whose status kube-controller-manager writes is
+// compared with the real in-process service's dry-run decision: agreement, then a disagreement
+// (a log line, a Warning event with both counts and the explanation, the gauge at the
+// difference), then inputs that changed (not comparable, the gauge kept).
+func TestShadowComparisonWithService(t *testing.T) {
+	w := newWorld(t, func(c *Config) { c.ShadowSettle = 30 * time.Second })
+	h := inTreeHPA(t, "web-hpa", "kube-controller-manager")
+	h.Generation = 1
+	h.Status = inTreeStatus(1, 2, 4, 100, "500m") // 2 pods at 100% of a 50% target: 4
+	cs := fake.NewClientset(h)
+	w.c.kube.Client = cs
+	w.s.SetAutoscalers(nil)
+	w.s.setSource(SourceHPA, []*Autoscaler{hpaAutoscaler(h)})
+	withHPAs(w, h)
+	count := func(result string) float64 {
+		return testutil.ToFloat64(w.s.tel.shadowComparisons.WithLabelValues(result))
+	}
+	gauge := func() float64 { return testutil.ToFloat64(w.s.tel.shadowDisagreement.WithLabelValues("shop", "web-hpa")) }
+
+	if err := w.sync(t); err != nil {
+		t.Fatal(err)
+	}
+	if count(shadowAgree) != 1 || gauge() != 0 {
+		t.Fatalf("agree %v, gauge %v; want 1 and 0", count(shadowAgree), gauge())
+	}
+	w.c.events()
+
+	wrong := h.DeepCopy()
+	wrong.Status.DesiredReplicas = 3
+	w.s.setSource(SourceHPA, []*Autoscaler{hpaAutoscaler(wrong)})
+	if err := w.sync(t); err != nil {
+		t.Fatal(err)
+	}
+	if count(shadowDisagree) != 1 || gauge() != 1 {
+		t.Errorf("disagree %v, gauge %v; want 1 and 1 (4 - 3)", count(shadowDisagree), gauge())
+	}
+	ev := w.c.events()
+	if len(ev) != 1 || !strings.Contains(ev[0], "Warning ShadowDisagreement the hpa-recommender service decides 4 replicas, the in-tree controller 3 (current 2, same inputs); the service's explanation: ") {
+		t.Errorf("events = %q, want one ShadowDisagreement naming 4 and 3", ev)
+	}
+
+	w.c.setCPU("web", 2, "400m") // the in-tree controller has not seen it yet
+	if err := w.sync(t); err != nil {
+		t.Fatal(err)
+	}
+	if count(shadowNotComparable) != 1 || count(shadowAgree) != 1 || gauge() != 1 {
+		t.Errorf("not comparable %v, agree %v, gauge %v; want 1, 1, 1 (unchanged)", count(shadowNotComparable), count(shadowAgree), gauge())
+	}
+	if ev := w.c.events(); len(ev) != 0 {
+		t.Errorf("events = %q, want none", ev)
+	}
+}
