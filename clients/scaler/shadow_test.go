@@ -155,7 +155,9 @@ func TestShadowComparisonWithService(t *testing.T) {
 	count := func(result string) float64 {
 		return testutil.ToFloat64(w.s.tel.shadowComparisons.WithLabelValues(result))
 	}
-	gauge := func() float64 { return testutil.ToFloat64(w.s.tel.shadowDisagreement.WithLabelValues("shop", "web-hpa")) }
+	gauge := func() float64 {
+		return testutil.ToFloat64(w.s.tel.shadowDisagreement.WithLabelValues("shop", "web-hpa"))
+	}
 
 	if err := w.sync(t); err != nil {
 		t.Fatal(err)

@@ -30,6 +30,10 @@ import (
 // Options configure a control plane. The zero value runs etcd, kube-apiserver and
 // kube-controller-manager (every controller but horizontalpodautoscaling).
 type Options struct {
+	// HPAController runs kube-controller-manager's in-tree horizontalpodautoscaling
+	// controller too (for a shadow comparison with it); its flags go in
+	// ControllerManagerFlags.
+	HPAController bool
 	// Dir holds certificates, keys, etcd's data and the logs. Empty: a new temporary
 	// directory, removed by Stop (Start uses t.TempDir()).
 	Dir string
@@ -261,11 +265,15 @@ func startControlPlane(opts Options) (cp *ControlPlane, err error) {
 	}
 
 	if !opts.NoControllerManager {
+		controllers := "--controllers=*,-horizontalpodautoscaling"
+		if opts.HPAController {
+			controllers = "--controllers=*"
+		}
 		kcmArgs := []string{
 			"--kubeconfig=" + cp.Kubeconfig,
 			"--authentication-kubeconfig=" + cp.Kubeconfig,
 			"--authorization-kubeconfig=" + cp.Kubeconfig,
-			"--controllers=*,-horizontalpodautoscaling",
+			controllers,
 			"--leader-elect=false",
 			"--bind-address=127.0.0.1", "--secure-port=0",
 			"--service-account-private-key-file=" + f("sa.key"),
