@@ -60,8 +60,8 @@ type shadowInputs struct {
 // not comparable, or the two counts.
 func compareShadow(in shadowInputs) (result, why string) {
 	h, st := in.hpa, in.hpa.Status
-	if st.ObservedGeneration == nil || *st.ObservedGeneration != h.Generation {
-		return shadowNotComparable, "the in-tree controller has not decided for the current spec yet (status.observedGeneration differs from metadata.generation)"
+	if why := specUnobserved(h); why != "" {
+		return shadowNotComparable, why
 	}
 	if st.CurrentReplicas != in.scale.Spec.Replicas {
 		return shadowNotComparable, fmt.Sprintf("the in-tree controller decided at %d current replicas, the target now has %d", st.CurrentReplicas, in.scale.Spec.Replicas)
@@ -99,6 +99,45 @@ func compareShadow(in shadowInputs) (result, why string) {
 		return shadowDisagree, fmt.Sprintf("the service decided %d replicas, the in-tree controller %d (current %d)", got, want, st.CurrentReplicas)
 	}
 	return shadowAgree, ""
+}
+
+// specUnobserved returns why the in-tree controller's status may not be for h's current spec
+// ("" when it is). The in-tree controller does not set status.observedGeneration (upstream's
+// setStatus leaves it out); when it is set it must equal metadata.generation. Otherwise the
+// managedFields times tell: the status subresource's last write by the other manager must be
+// later than every write of the object itself (whole seconds, so the same second does not
+// count as later).
+func specUnobserved(h *autoscalingv2.HorizontalPodAutoscaler) string {
+	if g := h.Status.ObservedGeneration; g != nil {
+		if *g != h.Generation {
+			return "the in-tree controller has not decided for the current spec yet (status.observedGeneration differs from metadata.generation)"
+		}
+		return ""
+	}
+	var statusAt, specAt time.Time
+	haveStatus := false
+	for _, e := range h.ManagedFields {
+		if e.Time == nil {
+			continue
+		}
+		switch {
+		case e.Subresource == "status" && e.Manager != fieldManager:
+			if !haveStatus || e.Time.After(statusAt) {
+				statusAt, haveStatus = e.Time.Time, true
+			}
+		case e.Subresource == "":
+			if e.Time.After(specAt) {
+				specAt = e.Time.Time
+			}
+		}
+	}
+	if !haveStatus {
+		return "no status write of the in-tree controller with a time in managedFields"
+	}
+	if !statusAt.After(specAt) {
+		return fmt.Sprintf("the in-tree controller's last status write (%s) is not later than the object's last change (%s)", statusAt.UTC().Format(time.RFC3339), specAt.UTC().Format(time.RFC3339))
+	}
+	return ""
 }
 
 // historyShaped says how conditions show a count shaped by history ("" when they do not).

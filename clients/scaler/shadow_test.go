@@ -40,6 +40,11 @@ func inTreeStatus(gen int64, current, desired int32, util int32, avg string) aut
 	}
 }
 
+// writeEntry is a managedFields entry of manager's write (subresource "" or "status") at t0+sec.
+func writeEntry(manager, subresource string, sec int) metav1.ManagedFieldsEntry {
+	return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, Subresource: subresource, Time: ptr(metav1.NewTime(t0.Add(time.Duration(sec) * time.Second)))}
+}
+
 func TestCompareShadow(t *testing.T) {
 	now := t0
 	old := timestamppb.New(now.Add(-time.Hour))
@@ -83,7 +88,19 @@ func TestCompareShadow(t *testing.T) {
 		{"agree within rounding", func(in *shadowInputs) { in.resp = resp(4, 100, "500.4m") }, shadowAgree, ""},
 		{"disagree", func(in *shadowInputs) { in.resp = resp(5, 100, "500m") }, shadowDisagree, "the service decided 5 replicas, the in-tree controller 4 (current 2)"},
 		{"spec not yet observed", func(in *shadowInputs) { in.hpa.Generation = 4 }, shadowNotComparable, "observedGeneration"},
-		{"never written", func(in *shadowInputs) { in.hpa.Status = autoscalingv2.HorizontalPodAutoscalerStatus{} }, shadowNotComparable, "observedGeneration"},
+		{"never written", func(in *shadowInputs) { in.hpa.Status = autoscalingv2.HorizontalPodAutoscalerStatus{} }, shadowNotComparable, "no status write of the in-tree controller"},
+		{"no observedGeneration, status written after the spec", func(in *shadowInputs) {
+			in.hpa.Status.ObservedGeneration = nil
+			in.hpa.ManagedFields = []metav1.ManagedFieldsEntry{writeEntry("kubectl", "", 0), writeEntry("kube-controller-manager", "status", 1)}
+		}, shadowAgree, ""},
+		{"no observedGeneration, spec changed after the status", func(in *shadowInputs) {
+			in.hpa.Status.ObservedGeneration = nil
+			in.hpa.ManagedFields = []metav1.ManagedFieldsEntry{writeEntry("kubectl", "", 2), writeEntry("kube-controller-manager", "status", 1)}
+		}, shadowNotComparable, "is not later than the object's last change"},
+		{"no observedGeneration, same second", func(in *shadowInputs) {
+			in.hpa.Status.ObservedGeneration = nil
+			in.hpa.ManagedFields = []metav1.ManagedFieldsEntry{writeEntry("kubectl", "", 1), writeEntry("kube-controller-manager", "status", 1)}
+		}, shadowNotComparable, "is not later than the object's last change"},
 		{"replicas changed since", func(in *shadowInputs) { in.scale.Spec.Replicas = 4 }, shadowNotComparable, "at 2 current replicas, the target now has 4"},
 		{"scaled within the settle time", func(in *shadowInputs) {
 			in.hpa.Status.LastScaleTime = ptr(metav1.NewTime(now.Add(-10 * time.Second)))
