@@ -55,7 +55,8 @@ type diffHPA struct {
 	spec string
 	// readyAfter is how long the fake kubelet keeps this workload's started pods unready.
 	readyAfter time.Duration
-	// missing: one pod in three (by name) never gets resource metrics.
+	// missing: one pod in three (by name) never gets resource metrics; the load is spread
+	// over the others.
 	missing bool
 	// cpu, memory, pods, object and external say which metrics the feeder sets.
 	cpu, memory, pods, object, external bool
@@ -451,7 +452,13 @@ func feedMetrics(ctx context.Context, t *testing.T, cs kubernetes.Interface, a *
 			}
 			for _, h := range shadowHPAs {
 				names := started[h.name]
-				n := float64(max(1, len(names)))
+				reporting := 0
+				for _, pod := range names {
+					if !h.missing || hashOf(pod)%3 != 0 {
+						reporting++
+					}
+				}
+				n := float64(max(1, reporting)) // the load is on the pods that report it
 				for _, pod := range names {
 					usage := corev1.ResourceList{}
 					if h.cpu {
