@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -153,6 +154,11 @@ var shadowHPAs = []diffHPA{
       policies: [{type: Pods, value: 1, periodSeconds: 5}]`},
 }
 
+var (
+	podName = regexp.MustCompile(`pod \S+`)
+	digits  = regexp.MustCompile(`[0-9]+`)
+)
+
 // shadowLog collects the scaler's shadow comparisons from its log, per HPA.
 type shadowLog struct {
 	t             *testing.T
@@ -200,11 +206,16 @@ func (h shadowHandler) Handle(_ context.Context, r slog.Record) error {
 		count(shadowAgree)
 	case "shadow: not comparable with the in-tree controller":
 		count(shadowNotComparable)
-		why := attrs["why"]
-		if i := strings.IndexAny(why, "0123456789("); i > 0 {
+		// The reason without names, times and counts, e.g. "pod P changed readiness".
+		why := podName.ReplaceAllString(attrs["why"], "pod P")
+		if i := strings.Index(why, " at "); i > 0 && !strings.HasPrefix(why, "the in-tree controller decided") {
 			why = why[:i]
 		}
-		h.l.reasons[strings.TrimSpace(why)]++
+		why = digits.ReplaceAllString(why, "N")
+		if i := strings.Index(why, ": "); i > 0 && strings.HasPrefix(why, "the metrics differ") {
+			why = why[:i]
+		}
+		h.l.reasons[why]++
 	case "shadow: disagrees with the in-tree controller":
 		count(shadowDisagree)
 		h.l.disagreements = append(h.l.disagreements, time.Now().Format("15:04:05.000")+" "+line.String())
