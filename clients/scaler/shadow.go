@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"strings"
 	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -307,7 +308,10 @@ func (s *Scaler) compareWithInTree(log *slog.Logger, a *Autoscaler, g *gathered,
 		expl := resp.GetExplanation().GetMessage()
 		log.Warn("shadow: disagrees with the in-tree controller", "service", service, "inTree", inTree,
 			"current", h.Status.CurrentReplicas, "explanation", expl)
-		if s.kube != nil && s.kube.Events != nil && !s.cfg.DryRun {
+		// The event is written even though the autoscaler is in shadow (it is the point of the
+		// comparison), but not under --dry-run or the shadow annotation: those write nothing.
+		annotated := strings.EqualFold(a.HPA.Annotations[ModeAnnotation], ModeShadow)
+		if s.kube != nil && s.kube.Events != nil && !s.cfg.DryRun && !annotated {
 			s.kube.Events.Event(eventTarget(a, g.scale), corev1.EventTypeWarning, ReasonShadowDisagreement,
 				fmt.Sprintf("the hpa-recommender service decides %d replicas, the in-tree controller %d (current %d, same inputs); the service's explanation: %s",
 					service, inTree, h.Status.CurrentReplicas, expl))

@@ -10,7 +10,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"hash/fnv"
 	"log/slog"
 	"regexp"
 	"slices"
@@ -56,8 +55,8 @@ type diffHPA struct {
 	spec string
 	// readyAfter is how long the fake kubelet keeps this workload's started pods unready.
 	readyAfter time.Duration
-	// missing: one pod in three (by name) never gets resource metrics; the load is spread
-	// over the others.
+	// missing: the workload's oldest pod, when it has more than one, gets no resource
+	// metrics; the load is spread over the others.
 	missing bool
 	// cpu, memory, pods, object and external say which metrics the feeder sets.
 	cpu, memory, pods, object, external bool
@@ -456,16 +455,26 @@ func feedMetrics(ctx context.Context, t *testing.T, cs kubernetes.Interface, a *
 		pods, err := cs.CoreV1().Pods(shadowNS).List(ctx, metav1.ListOptions{})
 		if err == nil {
 			started := map[string][]string{}
+			oldest := map[string]corev1.Pod{} // per workload: its oldest live pod
 			for _, p := range pods.Items {
-				if p.DeletionTimestamp == nil && p.Status.StartTime != nil {
-					started[p.Labels["app"]] = append(started[p.Labels["app"]], p.Name)
+				if p.DeletionTimestamp != nil {
+					continue
+				}
+				app := p.Labels["app"]
+				if o, ok := oldest[app]; !ok || p.CreationTimestamp.Before(&o.CreationTimestamp) ||
+					(p.CreationTimestamp.Equal(&o.CreationTimestamp) && p.Name < o.Name) {
+					oldest[app] = p
+				}
+				if p.Status.StartTime != nil {
+					started[app] = append(started[app], p.Name)
 				}
 			}
 			for _, h := range shadowHPAs {
 				names := started[h.name]
+				missing := func(pod string) bool { return h.missing && len(names) > 1 && pod == oldest[h.name].Name }
 				reporting := 0
 				for _, pod := range names {
-					if !h.missing || hashOf(pod)%3 != 0 {
+					if !missing(pod) {
 						reporting++
 					}
 				}
@@ -478,7 +487,7 @@ func feedMetrics(ctx context.Context, t *testing.T, cs kubernetes.Interface, a *
 					if h.memory {
 						usage[corev1.ResourceMemory] = *resource.NewQuantity(int64(v*50*1024*1024/n), resource.BinarySI)
 					}
-					if h.missing && hashOf(pod)%3 == 0 {
+					if missing(pod) {
 						usage = nil
 					}
 					if len(usage) > 0 {
@@ -508,10 +517,4 @@ func feedMetrics(ctx context.Context, t *testing.T, cs kubernetes.Interface, a *
 		case <-time.After(time.Second):
 		}
 	}
-}
-
-func hashOf(s string) uint32 {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(s))
-	return h.Sum32()
 }

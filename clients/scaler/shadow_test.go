@@ -208,4 +208,19 @@ func TestShadowComparisonWithService(t *testing.T) {
 	if ev := w.c.events(); len(ev) != 0 {
 		t.Errorf("events = %q, want none", ev)
 	}
+
+	// With the shadow annotation nothing is written, the disagreement event included.
+	w.c.setCPU("web", 2, "500m")
+	quiet := wrong.DeepCopy()
+	quiet.Annotations = map[string]string{ModeAnnotation: ModeShadow}
+	w.s.setSource(SourceHPA, []*Autoscaler{hpaAutoscaler(quiet)})
+	if err := w.sync(t); err != nil {
+		t.Fatal(err)
+	}
+	if count(shadowDisagree) != 2 {
+		t.Errorf("disagree %v, want 2", count(shadowDisagree))
+	}
+	if ev := w.c.events(); len(ev) != 0 {
+		t.Errorf("events = %q, want none under the shadow annotation", ev)
+	}
 }
