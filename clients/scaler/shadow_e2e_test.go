@@ -40,7 +40,7 @@ const (
 	cpuInitPeriod     = 20 * time.Second
 	readinessDelay    = 10 * time.Second
 	downscaleWindow   = 20 * time.Second
-	shadowStep        = 20 * time.Second // one level of the load timeline
+	shadowStep        = 30 * time.Second // one level of the load timeline: longer than downscaleWindow
 	defaultReadyAfter = 3 * time.Second  // the fake kubelet's delay from start to Ready
 )
 
