@@ -141,6 +141,21 @@ func specUnobserved(h *autoscalingv2.HorizontalPodAutoscaler) string {
 	return ""
 }
 
+// usesCPU reports whether metrics decide by CPU (a Resource or ContainerResource cpu metric,
+// or none: upstream's default is 80% CPU), where upstream's CPU initialization period and
+// initial readiness delay apply.
+func usesCPU(metrics []autoscalingv2.MetricSpec) bool {
+	if len(metrics) == 0 {
+		return true
+	}
+	for _, m := range metrics {
+		if (m.Resource != nil && m.Resource.Name == corev1.ResourceCPU) || (m.ContainerResource != nil && m.ContainerResource.Name == corev1.ResourceCPU) {
+			return true
+		}
+	}
+	return false
+}
+
 // historyShaped says how conditions show a count shaped by history ("" when they do not).
 func historyShaped(conds []autoscalingv2.HorizontalPodAutoscalerCondition, behavior bool) string {
 	for _, c := range conds {
@@ -284,15 +299,14 @@ func (s *Scaler) compareWithInTree(log *slog.Logger, a *Autoscaler, g *gathered,
 		h = latest.HPA // the in-tree controller's newest status write is the closest to this sync
 	}
 	in := shadowInputs{hpa: h, scale: g.scale, req: g.req, resp: resp, now: s.now(), settle: s.cfg.ShadowSettle}
-	if d := s.cfg.Options.CPUInitializationPeriod; d != nil {
-		in.cpuInit = *d
-	} else {
-		in.cpuInit = 5 * time.Minute // upstream's and the service's default
-	}
-	if d := s.cfg.Options.InitialReadinessDelay; d != nil {
-		in.readinessDelay = *d
-	} else {
-		in.readinessDelay = 30 * time.Second
+	if usesCPU(h.Spec.Metrics) { // the CPU rules classify pods by time for CPU only
+		in.cpuInit, in.readinessDelay = 5*time.Minute, 30*time.Second // upstream's and the service's defaults
+		if d := s.cfg.Options.CPUInitializationPeriod; d != nil {
+			in.cpuInit = *d
+		}
+		if d := s.cfg.Options.InitialReadinessDelay; d != nil {
+			in.readinessDelay = *d
+		}
 	}
 	result, why := compareShadow(in)
 	s.tel.shadowComparisons.WithLabelValues(result).Inc()

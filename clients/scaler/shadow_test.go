@@ -45,6 +45,29 @@ func writeEntry(manager, subresource string, sec int) metav1.ManagedFieldsEntry 
 	return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, Subresource: subresource, Time: ptr(metav1.NewTime(t0.Add(time.Duration(sec) * time.Second)))}
 }
 
+func TestUsesCPU(t *testing.T) {
+	cpu := autoscalingv2.MetricSpec{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceCPU}}
+	mem := autoscalingv2.MetricSpec{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceMemory}}
+	ccpu := autoscalingv2.MetricSpec{Type: autoscalingv2.ContainerResourceMetricSourceType, ContainerResource: &autoscalingv2.ContainerResourceMetricSource{Name: corev1.ResourceCPU}}
+	pods := autoscalingv2.MetricSpec{Type: autoscalingv2.PodsMetricSourceType, Pods: &autoscalingv2.PodsMetricSource{}}
+	for _, tc := range []struct {
+		name    string
+		metrics []autoscalingv2.MetricSpec
+		want    bool
+	}{
+		{"none: the default CPU metric", nil, true},
+		{"cpu", []autoscalingv2.MetricSpec{mem, cpu}, true},
+		{"container cpu", []autoscalingv2.MetricSpec{ccpu}, true},
+		{"memory and pods", []autoscalingv2.MetricSpec{mem, pods}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := usesCPU(tc.metrics); got != tc.want {
+				t.Errorf("usesCPU = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestCompareShadow(t *testing.T) {
 	now := t0
 	old := timestamppb.New(now.Add(-time.Hour))
