@@ -310,6 +310,18 @@ func (cp *ControlPlane) Stop() {
 	})
 }
 
+// PIDs are the components' process ids by name (etcd, kube-apiserver,
+// kube-controller-manager), for a load run that reads their CPU time.
+func (cp *ControlPlane) PIDs() map[string]int {
+	m := map[string]int{}
+	for _, p := range cp.procs {
+		if p.cmd.Process != nil {
+			m[p.name] = p.cmd.Process.Pid
+		}
+	}
+	return m
+}
+
 // Logs is the end (up to maxBytes each) of every component's log.
 func (cp *ControlPlane) Logs(maxBytes int) string {
 	var b strings.Builder
