@@ -31,6 +31,7 @@ import (
 
 // config is the benchmark's settings.
 type config struct {
+	Controller   string
 	HPAs         int
 	PerNamespace int
 	Period       time.Duration
@@ -47,12 +48,19 @@ type config struct {
 
 func defaultConfig() config {
 	return config{
-		HPAs: 200, PerNamespace: 10, Period: 15 * time.Second, Periods: 5, Slack: time.Second,
+		Controller: controllerScaler, HPAs: 200, PerNamespace: 10, Period: 15 * time.Second, Periods: 5, Slack: time.Second,
 		ServiceBin: "bin/hpa-recommender", ScalerBin: "bin/hpa-scaler", SetupTimeout: 15 * time.Minute,
 	}
 }
 
+// The controllers -controller names.
+const (
+	controllerScaler = "hpa-scaler"
+	controllerInTree = "in-tree"
+)
+
 func (c *config) registerFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Controller, "controller", c.Controller, "what keeps the fleet: "+controllerScaler+" (the built service and hpa-scaler --source hpa) or "+controllerInTree+" (kube-controller-manager's own HPA controller, the peer; no service, no scaler)")
 	fs.IntVar(&c.HPAs, "hpas", c.HPAs, "HorizontalPodAutoscaler objects to create, each on a Deployment of 2-5 pods")
 	fs.IntVar(&c.PerNamespace, "per-namespace", c.PerNamespace, "autoscalers per namespace")
 	fs.DurationVar(&c.Period, "period", c.Period, "hpa-scaler's --sync-period")
@@ -69,6 +77,8 @@ func (c *config) registerFlags(fs *flag.FlagSet) {
 
 func (c *config) validate() error {
 	switch {
+	case c.Controller != controllerScaler && c.Controller != controllerInTree:
+		return fmt.Errorf("-controller %q: want %s or %s", c.Controller, controllerScaler, controllerInTree)
 	case c.HPAs < 1:
 		return fmt.Errorf("-hpas %d: want 1 or more", c.HPAs)
 	case c.PerNamespace < 1:
@@ -81,7 +91,7 @@ func (c *config) validate() error {
 		return fmt.Errorf("-periods %d: want 1 or more", c.Periods)
 	case c.Jitter < 0 || c.Jitter >= 1:
 		return fmt.Errorf("-sync-jitter %g: want [0, 1)", c.Jitter)
-	case c.ServiceBin == "" || c.ScalerBin == "":
+	case c.Controller == controllerScaler && (c.ServiceBin == "" || c.ScalerBin == ""):
 		return errors.New("-service-bin and -scaler-bin are required")
 	}
 	return nil

@@ -27,6 +27,7 @@ import (
 type measurement struct {
 	cfg       config
 	scalerURL string
+	kcmURL    string // the in-tree peer's /metrics
 	api       rest.Interface
 	pids      map[string]int
 	children  []*child
@@ -189,6 +190,27 @@ func (m *measurement) run(ctx, setupCtx context.Context) (*report, error) {
 	if err != nil {
 		return nil, err
 	}
+	rep, err := m.finishSamples(ctx, t0, p0, a0, m0, r0)
+	if err != nil {
+		return nil, err
+	}
+	m.analyse(rep, t0, end)
+	wall := rep.Wall
+	rep.DecisionsPerSec = (c1.decisions - c0.decisions) / wall
+	rep.SyncsPerSec = (c1.syncsOK - c0.syncsOK) / wall
+	rep.SyncErrorsPerSec = (c1.syncErrors - c0.syncErrors) / wall
+	rep.StatusWritesPerSec = (c1.statusWritten - c0.statusWritten) / wall
+	if rep.SyncsPerSec > 0 {
+		cores := rep.Processes["hpa-scaler"].Cores + rep.Processes["hpa-recommender"].Cores
+		rep.CPUPerSync = time.Duration(cores / rep.SyncsPerSec * float64(time.Second))
+	}
+	return rep, nil
+}
+
+// finishSamples takes the closing samples of a measurement that began at t0 and returns the
+// report's common figures: every process's CPU and memory, the machine's CPU, the API
+// server's requests.
+func (m *measurement) finishSamples(ctx context.Context, t0 time.Time, p0 map[string]bench.ProcSample, a0 map[string]float64, m0 machine, r0 int) (*report, error) {
 	p1, err := m.readProcs()
 	if err != nil {
 		return nil, err
@@ -211,14 +233,11 @@ func (m *measurement) run(ctx, setupCtx context.Context) (*report, error) {
 		a1[r.Method+" "+group+" (aggregated; counted by the metrics adapter)"]++
 	}
 	wall := time.Since(t0).Seconds()
-	rep := m.analyse(t0, end)
-	rep.Wall = wall
-	rep.DecisionsPerSec = (c1.decisions - c0.decisions) / wall
-	rep.SyncsPerSec = (c1.syncsOK - c0.syncsOK) / wall
-	rep.SyncErrorsPerSec = (c1.syncErrors - c0.syncErrors) / wall
-	rep.StatusWritesPerSec = (c1.statusWritten - c0.statusWritten) / wall
-	rep.MachineCores = (m1.busy - m0.busy).Seconds() / wall
-	rep.Processes = map[string]procUsage{}
+	rep := &report{
+		HPAs: m.cfg.HPAs, PerNamespace: m.cfg.PerNamespace, Period: m.cfg.Period.String(), Periods: m.cfg.Periods,
+		Jitter: m.cfg.Jitter, ScalerArgs: m.cfg.ScalerArgs, CPUs: runtime.NumCPU(), Wall: wall,
+		MachineCores: (m1.busy - m0.busy).Seconds() / wall, Processes: map[string]procUsage{},
+	}
 	for name, b := range p0 {
 		a := p1[name]
 		rep.Processes[name] = procUsage{Cores: float64(a.CPU-b.CPU) / float64(a.At.Sub(b.At)), RSSMiB: float64(a.RSS) / (1 << 20), PeakMiB: float64(a.HWM) / (1 << 20)}
@@ -240,16 +259,13 @@ func (m *measurement) run(ctx, setupCtx context.Context) (*report, error) {
 // is queued at the first tick after it is due), plus -slack (a sync's own duration) at any
 // moment of that period. A sync's lag is how much longer than period x (1 + jitter) it came
 // after the autoscaler's previous sync (0 when sooner).
-func (m *measurement) analyse(t0, end time.Time) *report {
+func (m *measurement) analyse(rep *report, t0, end time.Time) {
 	p := m.cfg.Period.Seconds()
 	due := p * (1 + m.cfg.Jitter)
 	tick := math.Min(1, math.Max(p/10, 0.01))
 	grace := due + tick + m.cfg.Slack.Seconds()
 	start, stop := float64(t0.UnixNano())/1e9, float64(end.UnixNano())/1e9
-	rep := &report{
-		HPAs: m.cfg.HPAs, PerNamespace: m.cfg.PerNamespace, Period: m.cfg.Period.String(), Periods: m.cfg.Periods,
-		Jitter: m.cfg.Jitter, ScalerArgs: m.cfg.ScalerArgs, StaleLimit: grace, CPUs: runtime.NumCPU(),
-	}
+	rep.StaleLimit = grace
 	var lags []float64
 	synced := make([]int, m.cfg.Periods)
 	for _, ts := range m.syncs {
@@ -284,7 +300,6 @@ func (m *measurement) analyse(t0, end time.Time) *report {
 	slices.Sort(lags)
 	rep.Syncs = len(lags)
 	rep.LagP50, rep.LagP99, rep.LagMax = quantile(lags, 0.5), quantile(lags, 0.99), quantile(lags, 1)
-	return rep
 }
 
 func quantile(sorted []float64, q float64) float64 {
@@ -334,13 +349,14 @@ type apiRate struct {
 }
 
 type report struct {
+	Controller         string               `json:"controller"`
 	HPAs               int                  `json:"hpas"`
 	PerNamespace       int                  `json:"per_namespace"`
 	Period             string               `json:"period"`
 	Periods            int                  `json:"periods"`
 	Jitter             float64              `json:"jitter"`
 	ScalerArgs         string               `json:"scaler_args"`
-	Setup              string               `json:"setup"`
+	Took               string               `json:"took"`
 	Dir                string               `json:"dir"`
 	Wall               float64              `json:"wall_seconds"`
 	StaleLimit         float64              `json:"stale_limit_seconds"`
@@ -353,6 +369,8 @@ type report struct {
 	SyncsPerSec        float64              `json:"syncs_per_sec"`
 	SyncErrorsPerSec   float64              `json:"sync_errors_per_sec"`
 	StatusWritesPerSec float64              `json:"status_writes_per_sec"`
+	CPUPerSync         time.Duration        `json:"cpu_per_sync_ns"`
+	InTree             *inTreeReport        `json:"in_tree,omitempty"`
 	CPUs               int                  `json:"cpus"`
 	MachineCores       float64              `json:"machine_cores"`
 	Processes          map[string]procUsage `json:"processes"`
@@ -361,14 +379,22 @@ type report struct {
 
 func (r *report) write(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "fleet: %d HPAs (%d per namespace), --sync-period %s x %d periods, --sync-jitter %g, scaler args %q; setup %s, dir %s\n",
-		r.HPAs, r.PerNamespace, r.Period, r.Periods, r.Jitter, r.ScalerArgs, r.Setup, r.Dir)
-	fmt.Fprintf(&b, "synced within each period (never staler than %.2f s):", r.StaleLimit)
-	for _, s := range r.SyncedShare {
-		fmt.Fprintf(&b, " %.1f%%", 100*s)
+	fmt.Fprintf(&b, "fleet: %d HPAs (%d per namespace) kept by %s, sync period %s x %d periods, --sync-jitter %g, scaler args %q; the whole run took %s, dir %s\n",
+		r.HPAs, r.PerNamespace, r.Controller, r.Period, r.Periods, r.Jitter, r.ScalerArgs, r.Took, r.Dir)
+	if r.InTree != nil {
+		it := r.InTree
+		fmt.Fprintf(&b, "in-tree reconciliations/s %.1f (failed %.2f): %.2f per HPA per period\n", r.SyncsPerSec, r.SyncErrorsPerSec, it.SyncsPerHPAPerPeriod)
+		fmt.Fprintf(&b, "a due HPA waited in the work queue: p50 <= %.3g s, p99 <= %.3g s; its sync took p50 <= %.3g s, p99 <= %.3g s (histogram buckets)\n", it.QueueP50, it.QueueP99, it.WorkP50, it.WorkP99)
+		fmt.Fprintf(&b, "CPU per sync: %s (kube-controller-manager, all its controllers)\n", r.CPUPerSync.Round(time.Microsecond))
+	} else {
+		fmt.Fprintf(&b, "synced within each period (never staler than %.2f s):", r.StaleLimit)
+		for _, s := range r.SyncedShare {
+			fmt.Fprintf(&b, " %.1f%%", 100*s)
+		}
+		fmt.Fprintf(&b, "\nsync lag beyond the period: p50 %.2f s, p99 %.2f s, max %.2f s over %d syncs\n", r.LagP50, r.LagP99, r.LagMax, r.Syncs)
+		fmt.Fprintf(&b, "decisions/s %.1f; syncs/s ok %.1f, failed %.2f; status writes/s %.2f\n", r.DecisionsPerSec, r.SyncsPerSec, r.SyncErrorsPerSec, r.StatusWritesPerSec)
+		fmt.Fprintf(&b, "CPU per sync: %s (hpa-scaler + hpa-recommender)\n", r.CPUPerSync.Round(time.Microsecond))
 	}
-	fmt.Fprintf(&b, "\nsync lag beyond the period: p50 %.2f s, p99 %.2f s, max %.2f s over %d syncs\n", r.LagP50, r.LagP99, r.LagMax, r.Syncs)
-	fmt.Fprintf(&b, "decisions/s %.1f; syncs/s ok %.1f, failed %.2f; status writes/s %.2f\n", r.DecisionsPerSec, r.SyncsPerSec, r.SyncErrorsPerSec, r.StatusWritesPerSec)
 	fmt.Fprintf(&b, "machine busy %.2f of %d cores over %.0f s (other users of the machine included)\n", r.MachineCores, r.CPUs, r.Wall)
 	names := make([]string, 0, len(r.Processes))
 	for n := range r.Processes {

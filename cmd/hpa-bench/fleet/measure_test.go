@@ -18,7 +18,8 @@ func TestAnalyse(t *testing.T) {
 		// No sync before the first period: never counted as synced then.
 		"c": {start + 5, start + 15},
 	}}
-	rep := m.analyse(t0, t0.Add(20*time.Second))
+	rep := &report{}
+	m.analyse(rep, t0, t0.Add(20*time.Second))
 	if got, want := rep.SyncedShare, []float64{2.0 / 3, 2.0 / 3}; !sameFloats(got, want) {
 		t.Errorf("synced share = %v, want %v", got, want)
 	}

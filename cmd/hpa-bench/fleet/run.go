@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -117,17 +118,36 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) (err error
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	for _, b := range []string{cfg.ServiceBin, cfg.ScalerBin} {
-		if _, err := os.Stat(b); err != nil {
-			return fmt.Errorf("binary: %w (build it: cmd/hpa-bench/scripts/fleet.sh does)", err)
+	inTree := cfg.Controller == controllerInTree
+	if !inTree {
+		for _, b := range []string{cfg.ServiceBin, cfg.ScalerBin} {
+			if _, err := os.Stat(b); err != nil {
+				return fmt.Errorf("binary: %w (build it: cmd/hpa-bench/scripts/fleet.sh does)", err)
+			}
 		}
 	}
 	start := time.Now()
+	// The controller manager creates every ReplicaSet and pod of the fleet: its default
+	// client rate (20/s) would take minutes for thousands of pods.
+	kcmFlags := []string{"--kube-api-qps=500", "--kube-api-burst=1000"}
+	kcmMetrics := ""
+	if inTree {
+		addr, err := freeAddr()
+		if err != nil {
+			return err
+		}
+		_, port, _ := net.SplitHostPort(addr)
+		kcmMetrics = "https://" + addr + "/metrics"
+		// As hpa-scaler is run: the same period, no CPU initialization period or readiness
+		// delay; /metrics served for its reconciliation and work queue figures.
+		kcmFlags = append(kcmFlags, "--secure-port="+port,
+			"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+			"--horizontal-pod-autoscaler-sync-period="+cfg.Period.String(),
+			"--horizontal-pod-autoscaler-cpu-initialization-period=0s",
+			"--horizontal-pod-autoscaler-initial-readiness-delay=0s")
+	}
 	cp, err := kubetest.StartControlPlane(kubetest.Options{
-		Dir: filepath.Join(dir, "control-plane"),
-		// The controller manager creates every ReplicaSet and pod of the fleet: its default
-		// client rate (20/s) would take minutes for thousands of pods.
-		ControllerManagerFlags: []string{"--kube-api-qps=500", "--kube-api-burst=1000"},
+		Dir: filepath.Join(dir, "control-plane"), InTreeHPA: inTree, ControllerManagerFlags: kcmFlags,
 	})
 	if err != nil {
 		return fmt.Errorf("control plane: %w", err)
@@ -162,6 +182,21 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) (err error
 		return fmt.Errorf("create the fleet: %w", err)
 	}
 
+	if inTree {
+		m := &measurement{
+			cfg: cfg, api: cs.Discovery().RESTClient(), pids: map[string]int{"fleet (this tool, with the metrics adapter)": os.Getpid()},
+			adapter: adapter, progress: progress, kcmURL: kcmMetrics,
+			client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}, //nolint:gosec // the controller manager's self-signed loopback certificate
+		}
+		for name, pid := range cp.PIDs() {
+			m.pids[name] = pid
+		}
+		rep, err := m.runInTree(ctx, setupCtx)
+		if err != nil {
+			return err
+		}
+		return finish(cfg, rep, start, dir, stdout)
+	}
 	svcAddr, err := freeAddr()
 	if err != nil {
 		return err
@@ -203,7 +238,12 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) (err error
 	if err != nil {
 		return err
 	}
-	rep.Setup = time.Since(start).Round(time.Second).String()
+	return finish(cfg, rep, start, dir, stdout)
+}
+
+func finish(cfg config, rep *report, start time.Time, dir string, stdout io.Writer) error {
+	rep.Controller = cfg.Controller
+	rep.Took = time.Since(start).Round(time.Second).String()
 	rep.Dir = dir
 	if cfg.Dir == "" {
 		rep.Dir = "(removed)"

@@ -9,17 +9,22 @@
 # PERIOD (default 15s) and PERIODS (default 5) set the period and how many are measured;
 # SCALER_ARGS adds hpa-scaler flags (e.g. "--kube-qps=1000 --kube-burst=2000"). The kube
 # binaries come from `make kube-binaries`. Each run writes OUT_DIR/N.{txt,json} and keeps its
-# logs in OUT_DIR/N/. e.g.
+# logs in OUT_DIR/N/. CONTROLLER=in-tree runs the peer instead: the same fleet kept by
+# kube-controller-manager's own HPA controller (no service, no scaler), files N-in-tree.*. e.g.
 #   cmd/hpa-bench/scripts/fleet.sh /tmp/fleet "200 1000"
+#   CONTROLLER=in-tree cmd/hpa-bench/scripts/fleet.sh /tmp/fleet "1000"
 set -euo pipefail
-[[ $# -ge 2 ]] || { sed -n 2,13p "$0" >&2; exit 2; }
+[[ $# -ge 2 ]] || { sed -n 2,16p "$0" >&2; exit 2; }
 out=$1 sizes=$2
 shift 2
 mkdir -p "$out" bin
 go build -o bin/ ./cmd/hpa-recommender ./cmd/hpa-scaler ./cmd/hpa-bench/fleet
-for n in $sizes; do
+controller=${CONTROLLER:-hpa-scaler}
+for size in $sizes; do
+	n=$size
+	[[ $controller == hpa-scaler ]] || n=$size-$controller
 	rm -rf "${out:?}/$n"
-	bin/fleet -hpas "$n" -period "${PERIOD:-15s}" -periods "${PERIODS:-5}" -scaler-args "${SCALER_ARGS:-}" \
+	bin/fleet -controller "$controller" -hpas "$size" -period "${PERIOD:-15s}" -periods "${PERIODS:-5}" -scaler-args "${SCALER_ARGS:-}" \
 		-service-bin bin/hpa-recommender -scaler-bin bin/hpa-scaler -dir "$out/$n" \
 		-json-out "$out/$n.json" "$@" >"$out/$n.txt"
 	# The control plane's etcd data is the bulk of the directory; the logs stay.

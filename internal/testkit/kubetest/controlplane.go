@@ -40,6 +40,9 @@ type Options struct {
 	// APIServices to endpoint IPs instead of the service's cluster IP or external name).
 	// Off, the default, is what makes the loopback metrics adapter reachable.
 	EnableAggregatorRouting bool
+	// InTreeHPA runs kube-controller-manager's horizontalpodautoscaling controller too
+	// (off by default: hpa-scaler takes its place), for a load run of the in-tree peer.
+	InTreeHPA bool
 	// APIServerFlags and ControllerManagerFlags are appended to the generated flags.
 	APIServerFlags, ControllerManagerFlags []string
 	// StartTimeout bounds the whole start-up. Zero: 2 minutes (race builds on a busy
@@ -261,11 +264,15 @@ func startControlPlane(opts Options) (cp *ControlPlane, err error) {
 	}
 
 	if !opts.NoControllerManager {
+		controllers := "--controllers=*,-horizontalpodautoscaling"
+		if opts.InTreeHPA {
+			controllers = "--controllers=*"
+		}
 		kcmArgs := []string{
 			"--kubeconfig=" + cp.Kubeconfig,
 			"--authentication-kubeconfig=" + cp.Kubeconfig,
 			"--authorization-kubeconfig=" + cp.Kubeconfig,
-			"--controllers=*,-horizontalpodautoscaling",
+			controllers,
 			"--leader-elect=false",
 			"--bind-address=127.0.0.1", "--secure-port=0",
 			"--service-account-private-key-file=" + f("sa.key"),
