@@ -14,7 +14,7 @@
 #   cmd/hpa-bench/scripts/fleet.sh /tmp/fleet "200 1000"
 #   CONTROLLER=in-tree cmd/hpa-bench/scripts/fleet.sh /tmp/fleet "1000"
 set -euo pipefail
-[[ $# -ge 2 ]] || { sed -n 2,16p "$0" >&2; exit 2; }
+[[ $# -ge 2 ]] || { sed -n 2,15p "$0" >&2; exit 2; }
 out=$1 sizes=$2
 shift 2
 mkdir -p "$out" bin
