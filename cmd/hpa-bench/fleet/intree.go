@@ -57,27 +57,45 @@ func (m *measurement) readKCM(ctx context.Context) (kcmSample, error) {
 	return s, nil
 }
 
-// bucketQuantile is the upper bound of the bucket holding quantile q of the observations
-// between two readings of a histogram (an upper estimate, as coarse as the buckets).
-func bucketQuantile(before, after map[float64]float64, q float64) float64 {
+// bucketQuantile says in which bucket quantile q of the observations between two readings of
+// a histogram falls: "<= 0.1 s", or "> 10 s" past the last finite bound, or "none".
+func bucketQuantile(before, after map[float64]float64, q float64) string {
+	le, prev := bucketBound(before, after, q)
+	switch {
+	case math.IsNaN(le):
+		return "none"
+	case math.IsInf(le, 1):
+		return fmt.Sprintf("> %g s", prev)
+	case prev > 0:
+		return fmt.Sprintf("(%g, %g] s", prev, le)
+	default:
+		return fmt.Sprintf("<= %g s", le)
+	}
+}
+
+// bucketBound is the upper bound of the bucket holding quantile q, and the bound before it.
+func bucketBound(before, after map[float64]float64, q float64) (le, prev float64) {
 	les := make([]float64, 0, len(after))
 	for le := range after {
 		les = append(les, le)
 	}
 	slices.Sort(les)
 	if len(les) == 0 {
-		return math.NaN()
+		return math.NaN(), 0
 	}
 	total := after[les[len(les)-1]] - before[les[len(les)-1]]
 	if total <= 0 {
-		return math.NaN()
+		return math.NaN(), 0
 	}
 	for _, le := range les {
 		if after[le]-before[le] >= q*total {
-			return le
+			return le, prev
+		}
+		if !math.IsInf(le, 1) {
+			prev = le
 		}
 	}
-	return math.Inf(1)
+	return math.Inf(1), prev
 }
 
 // runInTree waits until the controller manager reconciled every HPA once, then measures
@@ -155,9 +173,9 @@ func (m *measurement) runInTree(ctx, setupCtx context.Context) (*report, error) 
 type inTreeReport struct {
 	SyncsPerHPAPerPeriod float64 `json:"syncs_per_hpa_per_period"`
 	// QueueP50 and QueueP99 are how long a due HPA waited in the work queue, WorkP50 and
-	// WorkP99 how long its sync took: histogram bucket bounds, in seconds.
-	QueueP50 float64 `json:"queue_p50_seconds"`
-	QueueP99 float64 `json:"queue_p99_seconds"`
-	WorkP50  float64 `json:"work_p50_seconds"`
-	WorkP99  float64 `json:"work_p99_seconds"`
+	// WorkP99 how long its sync took: the histogram bucket each falls in.
+	QueueP50 string `json:"queue_p50"`
+	QueueP99 string `json:"queue_p99"`
+	WorkP50  string `json:"work_p50"`
+	WorkP99  string `json:"work_p99"`
 }

@@ -299,7 +299,9 @@ func (m *measurement) analyse(rep *report, t0, end time.Time) {
 	}
 	slices.Sort(lags)
 	rep.Syncs = len(lags)
-	rep.LagP50, rep.LagP99, rep.LagMax = quantile(lags, 0.5), quantile(lags, 0.99), quantile(lags, 1)
+	if len(lags) > 0 { // else 0, with Syncs 0
+		rep.LagP50, rep.LagP99, rep.LagMax = quantile(lags, 0.5), quantile(lags, 0.99), quantile(lags, 1)
+	}
 }
 
 func quantile(sorted []float64, q float64) float64 {
@@ -384,7 +386,7 @@ func (r *report) write(w io.Writer) error {
 	if r.InTree != nil {
 		it := r.InTree
 		fmt.Fprintf(&b, "in-tree reconciliations/s %.1f (failed %.2f): %.2f per HPA per period\n", r.SyncsPerSec, r.SyncErrorsPerSec, it.SyncsPerHPAPerPeriod)
-		fmt.Fprintf(&b, "a due HPA waited in the work queue: p50 <= %.3g s, p99 <= %.3g s; its sync took p50 <= %.3g s, p99 <= %.3g s (histogram buckets)\n", it.QueueP50, it.QueueP99, it.WorkP50, it.WorkP99)
+		fmt.Fprintf(&b, "a due HPA waited in the work queue: p50 %s, p99 %s; its sync took p50 %s, p99 %s (histogram buckets)\n", it.QueueP50, it.QueueP99, it.WorkP50, it.WorkP99)
 		fmt.Fprintf(&b, "CPU per sync: %s (kube-controller-manager, all its controllers)\n", r.CPUPerSync.Round(time.Microsecond))
 	} else {
 		fmt.Fprintf(&b, "synced within each period (never staler than %.2f s):", r.StaleLimit)

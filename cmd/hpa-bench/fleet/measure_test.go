@@ -58,3 +58,27 @@ bad line
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+func TestBucketQuantile(t *testing.T) {
+	inf := math.Inf(1)
+	before := map[float64]float64{0.1: 0, 1: 0, 10: 0, inf: 0}
+	after := map[float64]float64{0.1: 50, 1: 98, 10: 99, inf: 100}
+	for _, tc := range []struct {
+		name string
+		q    float64
+		want string
+	}{
+		{name: "first bucket", q: 0.5, want: "<= 0.1 s"},
+		{name: "middle bucket", q: 0.98, want: "(0.1, 1] s"},
+		{name: "past the last bound", q: 1, want: "> 10 s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := bucketQuantile(before, after, tc.q); got != tc.want {
+				t.Errorf("bucketQuantile(%g) = %q, want %q", tc.q, got, tc.want)
+			}
+		})
+	}
+	if got := bucketQuantile(before, before, 0.5); got != "none" {
+		t.Errorf("no observations: %q, want none", got)
+	}
+}

@@ -248,12 +248,13 @@ func finish(cfg config, rep *report, start time.Time, dir string, stdout io.Writ
 	if cfg.Dir == "" {
 		rep.Dir = "(removed)"
 	}
-	if cfg.JSONOut != "" {
-		if err := writeJSON(cfg.JSONOut, rep); err != nil {
-			return err
-		}
+	if err := rep.write(stdout); err != nil {
+		return err
 	}
-	return rep.write(stdout)
+	if cfg.JSONOut != "" {
+		return writeJSON(cfg.JSONOut, rep)
+	}
+	return nil
 }
 
 // scrape reads a Prometheus text page line by line.
