@@ -230,7 +230,7 @@ func TestShadowAgreesWithInTree(t *testing.T) {
 	// The in-tree controller is the cached kube-controller-manager v1.34.4 (`make
 	// kube-binaries`); the service decides as 1.34 (--kubernetes-version 1.34 on the scaler).
 	start := time.Now()
-	cp := kubetest.Start(t, kubetest.Options{HPAController: true, ControllerManagerFlags: []string{
+	cp := kubetest.Start(t, kubetest.Options{InTreeHPA: true, ControllerManagerFlags: []string{
 		"--horizontal-pod-autoscaler-sync-period=" + inTreeSyncPeriod.String(),
 		"--horizontal-pod-autoscaler-cpu-initialization-period=" + cpuInitPeriod.String(),
 		"--horizontal-pod-autoscaler-initial-readiness-delay=" + readinessDelay.String(),

@@ -30,10 +30,6 @@ import (
 // Options configure a control plane. The zero value runs etcd, kube-apiserver and
 // kube-controller-manager (every controller but horizontalpodautoscaling).
 type Options struct {
-	// HPAController runs kube-controller-manager's in-tree horizontalpodautoscaling
-	// controller too (for a shadow comparison with it); its flags go in
-	// ControllerManagerFlags.
-	HPAController bool
 	// Dir holds certificates, keys, etcd's data and the logs. Empty: a new temporary
 	// directory, removed by Stop (Start uses t.TempDir()).
 	Dir string
@@ -44,6 +40,10 @@ type Options struct {
 	// APIServices to endpoint IPs instead of the service's cluster IP or external name).
 	// Off, the default, is what makes the loopback metrics adapter reachable.
 	EnableAggregatorRouting bool
+	// InTreeHPA runs kube-controller-manager's horizontalpodautoscaling controller too (off by
+	// default: hpa-scaler takes its place), for a shadow comparison with it or a load run of
+	// the in-tree peer; its flags go in ControllerManagerFlags.
+	InTreeHPA bool
 	// APIServerFlags and ControllerManagerFlags are appended to the generated flags.
 	APIServerFlags, ControllerManagerFlags []string
 	// StartTimeout bounds the whole start-up. Zero: 2 minutes (race builds on a busy
@@ -266,7 +266,7 @@ func startControlPlane(opts Options) (cp *ControlPlane, err error) {
 
 	if !opts.NoControllerManager {
 		controllers := "--controllers=*,-horizontalpodautoscaling"
-		if opts.HPAController {
+		if opts.InTreeHPA {
 			controllers = "--controllers=*"
 		}
 		kcmArgs := []string{
@@ -316,6 +316,18 @@ func (cp *ControlPlane) Stop() {
 			os.RemoveAll(cp.Dir)
 		}
 	})
+}
+
+// PIDs are the components' process ids by name (etcd, kube-apiserver,
+// kube-controller-manager), for a load run that reads their CPU time.
+func (cp *ControlPlane) PIDs() map[string]int {
+	m := map[string]int{}
+	for _, p := range cp.procs {
+		if p.cmd.Process != nil {
+			m[p.name] = p.cmd.Process.Pid
+		}
+	}
+	return m
 }
 
 // Logs is the end (up to maxBytes each) of every component's log.

@@ -23,5 +23,6 @@
 //	adapter.SetPodMetric(ns, pod, "requests_per_second", resource.MustParse("10"))
 //
 // It is a test kit: it imports internal/testkit/testcerts, client-go and the Kubernetes API
-// types; never server, store, clients or cmd; only e2e tests import it.
+// types; never server, store, clients or cmd. Only e2e tests import it, and hpa-bench's fleet
+// benchmark (cmd/hpa-bench/fleet), a load tool that runs the same control plane.
 package kubetest

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -55,6 +56,7 @@ type MetricsAdapter struct {
 	CAPEM []byte
 
 	pods     kubernetes.Interface
+	cached   atomic.Bool // list pods from the API server's watch cache (ListPodsFromCache)
 	listener net.Listener
 	srv      *http.Server
 
@@ -403,8 +405,23 @@ func (a *MetricsAdapter) matchingNames(ctx context.Context, ref ObjectRef, metri
 	return names, nil
 }
 
+// ListPodsFromCache makes the adapter resolve pod selectors from kube-apiserver's watch cache
+// (resourceVersion "0") instead of a quorum read from etcd, as a metrics server answers from
+// memory: for load runs with thousands of pods (hpa-bench's fleet), where a read from etcd per
+// metrics request would load the control plane more than the client under test. A pod created
+// a moment ago may be missing from such a list.
+func (a *MetricsAdapter) ListPodsFromCache() { a.cached.Store(true) }
+
+func (a *MetricsAdapter) listOptions(selector labels.Selector) metav1.ListOptions {
+	o := metav1.ListOptions{LabelSelector: selector.String()}
+	if a.cached.Load() {
+		o.ResourceVersion = "0"
+	}
+	return o
+}
+
 func (a *MetricsAdapter) podNames(ctx context.Context, namespace string, selector labels.Selector) ([]string, error) {
-	pods, err := a.pods.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	pods, err := a.pods.CoreV1().Pods(namespace).List(ctx, a.listOptions(selector))
 	if err != nil {
 		return nil, apierrors.NewInternalError(fmt.Errorf("kubetest: list pods: %w", err))
 	}
@@ -459,7 +476,7 @@ func (a *MetricsAdapter) resourceMetrics(ctx context.Context, p []string, select
 	if name != "" {
 		keys = []nsName{{namespace, name}}
 	} else if a.pods != nil {
-		pods, err := a.pods.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+		pods, err := a.pods.CoreV1().Pods(namespace).List(ctx, a.listOptions(selector))
 		if err != nil {
 			return nil, apierrors.NewInternalError(fmt.Errorf("kubetest: list pods: %w", err))
 		}
