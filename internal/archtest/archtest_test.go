@@ -83,16 +83,17 @@ var rules = []rule{
 		tests:     true,
 	},
 	{
-		// Test kits are for tests: the one production importer is the load tool, whose
-		// payload is the workload kit.
-		text:      "only tests and test kits import the test kits (internal/testkit/, server/servertest, store/storetest); clients/bench may import internal/testkit/workload",
+		// Test kits are for tests: the production importers are the load tool, whose payload is
+		// the workload kit, and its fleet run, which drives the e2e control plane (kubetest).
+		text:      "only tests and test kits import the test kits (internal/testkit/, server/servertest, store/storetest); clients/bench may import internal/testkit/workload, cmd/hpa-bench/fleet internal/testkit/kubetest",
 		from:      []string{"."},
 		forbidden: []string{"internal/testkit", "server/servertest", "store/storetest"},
 		allowed: map[string][]string{
-			"internal/testkit":  {module + "/internal/testkit"},
-			"server/servertest": {module + "/internal/testkit"},
-			"store/storetest":   {module + "/internal/testkit"},
-			"clients/bench":     {module + "/internal/testkit/workload"},
+			"internal/testkit":    {module + "/internal/testkit"},
+			"server/servertest":   {module + "/internal/testkit"},
+			"store/storetest":     {module + "/internal/testkit"},
+			"clients/bench":       {module + "/internal/testkit/workload"},
+			"cmd/hpa-bench/fleet": {module + "/internal/testkit/kubetest"},
 		},
 	},
 }
