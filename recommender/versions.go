@@ -25,34 +25,20 @@ func KubernetesVersions() []string {
 	return out
 }
 
-// ParseKubernetesVersion checks that s names a supported release ("1.34" to "1.38") and returns
-// it in that form; an empty s is the newest. The message of the error names the range.
-func ParseKubernetesVersion(s string) (string, error) {
-	if s == "" {
-		return NewestKubernetesVersion, nil
-	}
-	if _, err := parseMinor(s); err != nil {
-		return "", err
-	}
-	return s, nil
-}
-
+// parseMinor returns the minor version of a supported release "1.N". It runs for every request
+// that names a release, so its error is built only when there is one.
 func parseMinor(s string) (int, error) {
-	unsupported := fmt.Errorf("unsupported Kubernetes version %q: supported are %s to %s", s, OldestKubernetesVersion, NewestKubernetesVersion)
 	rest, ok := strings.CutPrefix(s, "1.")
-	if !ok || rest == "" || len(rest) > 3 {
-		return 0, unsupported
-	}
 	m, err := strconv.Atoi(rest)
-	if err != nil || strconv.Itoa(m) != rest || m < oldestMinor || m > newestMinor {
-		return 0, unsupported
+	if !ok || len(rest) > 3 || err != nil || strconv.Itoa(m) != rest || m < oldestMinor || m > newestMinor {
+		return 0, fmt.Errorf("unsupported Kubernetes version %q: supported are %s to %s", s, OldestKubernetesVersion, NewestKubernetesVersion)
 	}
 	return m, nil
 }
 
 // KubernetesVersionOf turns a server's reported version (a version.Info's major and minor, as
 // the discovery API returns them: "1" and "35" or "35+") into the form Options take ("1.35").
-// It does not check that the release is supported; ParseKubernetesVersion does.
+// It does not check that the release is supported; RulesFor does.
 func KubernetesVersionOf(major, minor string) string {
 	return strings.TrimSpace(major) + "." + strings.TrimRight(strings.TrimSpace(minor), "+")
 }
