@@ -86,7 +86,7 @@ func TestControlsOnEverySource(t *testing.T) {
 	meta := metav1.ObjectMeta{Namespace: "shop", Name: "web-hpa", Annotations: map[string]string{PausedAnnotation: "true", SyncPeriodAnnotation: "2s"}}
 	spec := autoscalingv2.HorizontalPodAutoscalerSpec{ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{Kind: "Deployment", Name: "web"}, MaxReplicas: 3}
 	fromHPA := hpaAutoscaler(&autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: meta, Spec: spec})
-	u, err := toCustom(&autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: meta, Spec: spec}, "")
+	u, err := toCustom(&autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: meta, Spec: spec}, customFields{})
 	if err != nil {
 		t.Fatal(err)
 	}

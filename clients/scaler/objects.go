@@ -40,53 +40,56 @@ type Object struct {
 	Source string
 	// APIVersion and Kind name the object's type in events.
 	APIVersion, Kind string
-	// Explanation is the custom resource's status.explanation as read.
-	Explanation string
+	// custom are the custom resource's own status fields as read (explanation, reference,
+	// targets); zero for an HPA object.
+	custom customFields
 }
 
 // writtenStatus is the object as the scaler's last status write returned it, and the
 // resourceVersion it was written over: while the informer still shows that version, the
 // written object is the newer one.
 type writtenStatus struct {
-	from        string
-	obj         *autoscalingv2.HorizontalPodAutoscaler
-	explanation string
+	from   string
+	obj    *autoscalingv2.HorizontalPodAutoscaler
+	custom customFields
 }
 
 // writeStatus applies ch to a's status subresource, as the in-tree controller's
-// updateStatusIfNeeded does: nothing is written when the status would not change. A conflict
+// updateStatusIfNeeded does: nothing is written when the status would not change. A custom
+// resource's status also gets the explanation and the REFERENCE and TARGETS columns
+// (customFields), which count as change like the rest; an HPA's never does. A conflict
 // (someone else wrote the object) is retried once over a fresh read; a failure is an event
 // FailedUpdateStatus on the object, never an error of the sync.
 func (s *Scaler) writeStatus(ctx context.Context, log *slog.Logger, a *Autoscaler, ts *targetState, ch *statusChange) {
 	if a.Object == nil || ch.empty() {
 		return
 	}
-	base, expl := a.HPA, a.Object.Explanation
+	base, custom := a.HPA, a.Object.custom
 	if w := ts.written; w != nil && w.obj.UID == base.UID && w.from == base.ResourceVersion {
-		base, expl = w.obj, w.explanation
+		base, custom = w.obj, w.custom
 	}
 	for attempt := 0; ; attempt++ {
 		next := nextStatus(base.Status, base.Generation, ch, s.now())
-		nextExpl := expl
-		if ch.recreate && a.Object.Source == SourceCustom {
-			nextExpl = ch.explanation
+		nextCustom := custom
+		if a.Object.Source == SourceCustom {
+			nextCustom = nextCustomFields(custom, &base.Spec, &next, ch)
 		}
-		if apiequality.Semantic.DeepEqual(base.Status, next) && nextExpl == expl {
+		if apiequality.Semantic.DeepEqual(base.Status, next) && nextCustom == custom {
 			s.tel.statusWrites.WithLabelValues("unchanged").Inc()
 			return
 		}
 		obj := base.DeepCopy()
 		obj.Status = next
-		written, wexpl, err := s.kube.updateObjectStatus(ctx, a.Object, obj, nextExpl)
+		written, wcustom, err := s.kube.updateObjectStatus(ctx, a.Object, obj, nextCustom)
 		if err == nil {
 			s.tel.statusWrites.WithLabelValues("written").Inc()
-			ts.written = &writtenStatus{from: base.ResourceVersion, obj: written, explanation: wexpl}
+			ts.written = &writtenStatus{from: base.ResourceVersion, obj: written, custom: wcustom}
 			return
 		}
 		if apierrors.IsConflict(err) && attempt == 0 {
-			fresh, fexpl, gerr := s.kube.getObject(ctx, a.Object, a.Namespace, a.Name)
+			fresh, fcustom, gerr := s.kube.getObject(ctx, a.Object, a.Namespace, a.Name)
 			if gerr == nil && fresh.UID == a.HPA.UID {
-				base, expl = fresh, fexpl
+				base, custom = fresh, fcustom
 				continue
 			}
 			if gerr != nil {
@@ -100,35 +103,35 @@ func (s *Scaler) writeStatus(ctx context.Context, log *slog.Logger, a *Autoscale
 	}
 }
 
-// updateObjectStatus writes obj's status (and, for the custom resource, explanation) to its
-// status subresource and returns the object as written.
-func (k *Kube) updateObjectStatus(ctx context.Context, o *Object, obj *autoscalingv2.HorizontalPodAutoscaler, explanation string) (*autoscalingv2.HorizontalPodAutoscaler, string, error) {
+// updateObjectStatus writes obj's status (and, for the custom resource, its own fields f) to
+// its status subresource and returns the object as written.
+func (k *Kube) updateObjectStatus(ctx context.Context, o *Object, obj *autoscalingv2.HorizontalPodAutoscaler, f customFields) (*autoscalingv2.HorizontalPodAutoscaler, customFields, error) {
 	switch o.Source {
 	case SourceHPA:
 		if k.Client == nil {
-			return nil, "", fmt.Errorf("no Kubernetes client to write the status of %s", obj.Name)
+			return nil, customFields{}, fmt.Errorf("no Kubernetes client to write the status of %s", obj.Name)
 		}
 		out, err := k.Client.AutoscalingV2().HorizontalPodAutoscalers(obj.Namespace).UpdateStatus(ctx, obj, metav1.UpdateOptions{FieldManager: fieldManager})
-		return out, "", err
+		return out, customFields{}, err
 	case SourceCustom:
-		return k.updateCustomStatus(ctx, obj, explanation)
+		return k.updateCustomStatus(ctx, obj, f)
 	}
-	return nil, "", fmt.Errorf("unknown source %q", o.Source)
+	return nil, customFields{}, fmt.Errorf("unknown source %q", o.Source)
 }
 
 // getObject reads the autoscaler object namespace/name afresh.
-func (k *Kube) getObject(ctx context.Context, o *Object, namespace, name string) (*autoscalingv2.HorizontalPodAutoscaler, string, error) {
+func (k *Kube) getObject(ctx context.Context, o *Object, namespace, name string) (*autoscalingv2.HorizontalPodAutoscaler, customFields, error) {
 	switch o.Source {
 	case SourceHPA:
 		if k.Client == nil {
-			return nil, "", fmt.Errorf("no Kubernetes client to read %s/%s", namespace, name)
+			return nil, customFields{}, fmt.Errorf("no Kubernetes client to read %s/%s", namespace, name)
 		}
 		out, err := k.Client.AutoscalingV2().HorizontalPodAutoscalers(namespace).Get(ctx, name, metav1.GetOptions{})
-		return out, "", err
+		return out, customFields{}, err
 	case SourceCustom:
 		return k.getCustom(ctx, namespace, name)
 	}
-	return nil, "", fmt.Errorf("unknown source %q", o.Source)
+	return nil, customFields{}, fmt.Errorf("unknown source %q", o.Source)
 }
 
 // fieldManager names the scaler's writes in managedFields.

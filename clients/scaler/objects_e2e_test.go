@@ -34,6 +34,7 @@ func TestObjectSources(t *testing.T) {
 	e := &e2eEnv{cp: cp, adapter: adapter}
 	t.Run("HPAObjects", e.hpaObjects)
 	t.Run("CustomResource", e.customObjects)
+	t.Run("PrinterColumns", e.printerColumns)
 }
 
 // kubectl runs the kubectl `make kube-binaries` built against the control plane.
@@ -52,6 +53,18 @@ func (e *e2eEnv) kubectl(t *testing.T, stdin string, args ...string) (string, er
 		err = fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, errb.String())
 	}
 	return out.String(), err
+}
+
+// installCRD installs the generated CRD (server-side apply: again is a no-op) and waits until
+// it serves.
+func (e *e2eEnv) installCRD(t *testing.T) {
+	t.Helper()
+	if _, err := e.kubectl(t, "", "apply", "--server-side", "-f", crdFile); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.kubectl(t, "", "wait", "--for=condition=Established", "--timeout=60s", "crd/centralhorizontalpodautoscalers.hpa-recommender.io"); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // objectHPA is an HPA on Deployment web: 60% of a 100m CPU request, 1 to 10 replicas, one pod
@@ -321,14 +334,10 @@ const crdFile = "../../deploy/base/crd/hpa-recommender.io_centralhorizontalpodau
 // CustomResource: the generated CRD installs; kubectl explain reads its schema; kubectl apply
 // rejects what the API server rejects for an HPA; a CentralHorizontalPodAutoscaler (an HPA
 // manifest with apiVersion and kind changed) scales its Deployment up and down within policy,
-// with its status (and explanation) written and shown by kubectl get chpa.
+// with its status (and explanation) written and shown by kubectl get chpa in the columns
+// kubectl get hpa prints for an HPA of the same spec and status.
 func (e *e2eEnv) customObjects(t *testing.T) {
-	if _, err := e.kubectl(t, "", "apply", "--server-side", "-f", crdFile); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.kubectl(t, "", "wait", "--for=condition=Established", "--timeout=60s", "crd/centralhorizontalpodautoscalers.hpa-recommender.io"); err != nil {
-		t.Fatal(err)
-	}
+	e.installCRD(t)
 	// kubectl explain needs the published OpenAPI, which follows the CRD by a moment.
 	var out string
 	var err error
@@ -345,8 +354,15 @@ func (e *e2eEnv) customObjects(t *testing.T) {
 			t.Errorf("kubectl explain chpa.spec.scaleTargetRef lacks %q:\n%s", want, out)
 		}
 	}
-	if out, err = e.kubectl(t, "", "explain", "chpa.status.explanation"); err != nil || !strings.Contains(out, "explanation is the last decision's message") {
-		t.Errorf("kubectl explain chpa.status.explanation: %v\n%s", err, out)
+	for field, want := range map[string]string{
+		"explanation": "explanation is the last decision's message",
+		"reference":   "reference is the scale target as the REFERENCE column of `kubectl get hpa` prints it",
+		"targets":     "targets is each metric's current value against its target, as the TARGETS column of",
+	} {
+		// kubectl wraps the description: compare with the spaces collapsed.
+		if out, err = e.kubectl(t, "", "explain", "chpa.status."+field); err != nil || !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
+			t.Errorf("kubectl explain chpa.status.%s: %v\n%s", field, err, out)
+		}
 	}
 
 	ns := "custom-objects"
@@ -385,10 +401,29 @@ func (e *e2eEnv) customObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("kubectl get chpa:\n%s", out)
-	if !regexp.MustCompile(`(?m)^NAME\s+REFERENCE\s+TARGETS\s+MINPODS\s+MAXPODS\s+REPLICAS\s+AGE\s*$`).MatchString(out) ||
-		!regexp.MustCompile(`(?m)^web\s+web\s+150\s+1\s+10\s+2\s+\S+\s*$`).MatchString(out) {
-		t.Errorf("kubectl get chpa, want the columns of kubectl get hpa and web web 150 1 10 2:\n%s", out)
+	if !regexp.MustCompile(`(?m)^NAME\s+REFERENCE\s+TARGETS\s+MINPODS\s+MAXPODS\s+REPLICAS\s+AGE\s*$`).MatchString(out) {
+		t.Errorf("kubectl get chpa header, want the columns of kubectl get hpa:\n%s", out)
+	}
+	// The same row as kubectl get hpa prints for an HPA of the same spec and status: 2 pods
+	// measured at 150% against 60%.
+	u, err := f.kube.Dynamic.Resource(v1alpha1.GroupVersionResource).Namespace(ns).Get(f.ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _, err := fromCustom(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.twinHPA(t, f.ctx, ns+"-twin", h)
+	chpaRow := e.getTable(t, "chpa", "web", "-n", ns)["web"]
+	hpaRow := e.getTable(t, "hpa", "web", "-n", ns+"-twin")["web"]
+	for _, col := range []string{"REFERENCE", "TARGETS", "MINPODS", "MAXPODS", "REPLICAS"} {
+		if chpaRow[col] != hpaRow[col] {
+			t.Errorf("kubectl get chpa %s = %q, kubectl get hpa prints %q", col, chpaRow[col], hpaRow[col])
+		}
+	}
+	if chpaRow["REFERENCE"] != "Deployment/web" || chpaRow["TARGETS"] != "cpu: 150%/60%" {
+		t.Errorf("kubectl get chpa REFERENCE, TARGETS = %q, %q; want Deployment/web, cpu: 150%%/60%%", chpaRow["REFERENCE"], chpaRow["TARGETS"])
 	}
 	seen, at := f.scaleTo(key, 5)
 	if got := fmt.Sprint(seen); got != "[4 5]" {
@@ -406,11 +441,11 @@ func (e *e2eEnv) customObjects(t *testing.T) {
 	checkPolicyGaps(t, at)
 	f.waitEvent("CentralHorizontalPodAutoscaler", "web", "SuccessfulRescale: New size: 1; reason: All metrics below target")
 
-	u, err := f.kube.Dynamic.Resource(v1alpha1.GroupVersionResource).Namespace(ns).Get(f.ctx, "web", metav1.GetOptions{})
+	u, err = f.kube.Dynamic.Resource(v1alpha1.GroupVersionResource).Namespace(ns).Get(f.ctx, "web", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, expl, err := fromCustom(u)
+	h, custom, err := fromCustom(u)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,8 +456,12 @@ func (e *e2eEnv) customObjects(t *testing.T) {
 	if c := findCond(st.Conditions, "AbleToScale"); c.Reason != "SucceededRescale" {
 		t.Errorf("AbleToScale = %+v, want SucceededRescale", c)
 	}
+	expl := custom.explanation
 	if !strings.Contains(expl, "1") || expl == "" {
 		t.Errorf("status.explanation = %q, want the decision's message", expl)
 	}
 	t.Logf("status.explanation: %s", expl)
+	if want := hpaTargets(h.Spec.Metrics, st.CurrentMetrics); custom.reference != "Deployment/web" || custom.targets != want {
+		t.Errorf("status.reference, status.targets = %q, %q after the last sync; want Deployment/web, %q", custom.reference, custom.targets, want)
+	}
 }

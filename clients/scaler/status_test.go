@@ -13,9 +13,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/yaml"
+
+	"github.com/hpa-recommender/hpa-recommender/clients/scaler/api/v1alpha1"
 )
 
 func cond(t, s, reason, msg string, at time.Time) autoscalingv2.HorizontalPodAutoscalerCondition {
@@ -345,4 +349,141 @@ func TestHPAStatusObjectErrors(t *testing.T) {
 			t.Errorf("events = %q in shadow mode, want none", ev)
 		}
 	})
+}
+
+// customWorld is a world whose autoscaler is the CentralHorizontalPodAutoscaler shop/web-hpa
+// (webHPA under the custom resource's kind) in a fake dynamic client (the custom source).
+type customWorld struct {
+	*world
+	dyn *dynamicfake.FakeDynamicClient
+}
+
+func newCustomWorld(t *testing.T, manifest string) *customWorld {
+	t.Helper()
+	w := newWorld(t, nil)
+	var hpa autoscalingv2.HorizontalPodAutoscaler
+	if err := yaml.UnmarshalStrict([]byte(manifest), &hpa); err != nil {
+		t.Fatal(err)
+	}
+	hpa.UID, hpa.Generation, hpa.ResourceVersion = "chpa-uid", 3, "1"
+	u, err := toCustom(&hpa, customFields{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{v1alpha1.GroupVersionResource: v1alpha1.Kind + "List"}, u)
+	w.c.kube.Dynamic = dyn
+	a, err := customAutoscaler(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.s.SetAutoscalers([]*Autoscaler{a})
+	return &customWorld{world: w, dyn: dyn}
+}
+
+// object is the custom resource as the fake API server holds it.
+func (w *customWorld) object(t *testing.T) *v1alpha1.CentralHorizontalPodAutoscaler {
+	t.Helper()
+	u, err := w.dyn.Resource(v1alpha1.GroupVersionResource).Namespace("shop").Get(t.Context(), "web-hpa", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c v1alpha1.CentralHorizontalPodAutoscaler
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.UnstructuredContent(), &c); err != nil {
+		t.Fatal(err)
+	}
+	return &c
+}
+
+func (w *customWorld) statusWrites() int {
+	n := 0
+	for _, a := range w.dyn.Actions() {
+		if a.GetVerb() == "update" && a.GetSubresource() == "status" {
+			n++
+		}
+	}
+	return n
+}
+
+// The custom resource's status is the HPA's plus the explanation and the REFERENCE and
+// TARGETS columns as kubectl get hpa prints them; they follow the status, and a sync that
+// changes none of them writes nothing.
+func TestSyncWritesCustomStatusColumns(t *testing.T) {
+	w := newCustomWorld(t, webHPA)
+	// 2 pods at 100% of their request, target 50%: scale to 4.
+	if err := w.sync(t); err != nil {
+		t.Fatal(err)
+	}
+	st := w.object(t).Status
+	if st.Reference != "Deployment/web" || st.Targets != "cpu: 100%/50%" {
+		t.Errorf("reference, targets = %q, %q; want Deployment/web, cpu: 100%%/50%%", st.Reference, st.Targets)
+	}
+	if st.CurrentReplicas != 2 || st.DesiredReplicas != 4 || st.Explanation == "" {
+		t.Errorf("status = %+v, want current 2, desired 4 and an explanation", st)
+	}
+
+	// At target: the columns follow currentMetrics.
+	w.c.setCPU("web", 2, "250m")
+	w.clk.Add(15 * time.Second)
+	if err := w.sync(t); err != nil {
+		t.Fatal(err)
+	}
+	if st := w.object(t).Status; st.Targets != "cpu: 50%/50%" || st.Reference != "Deployment/web" {
+		t.Errorf("reference, targets = %q, %q after the scale-up; want Deployment/web, cpu: 50%%/50%%", st.Reference, st.Targets)
+	}
+	writes := w.statusWrites()
+
+	// Nothing changes: no status write, the columns included.
+	w.clk.Add(15 * time.Second)
+	if err := w.sync(t); err != nil {
+		t.Fatal(err)
+	}
+	if n := w.statusWrites(); n != writes {
+		t.Errorf("%d status writes after an unchanged sync, want %d", n, writes)
+	}
+	if got := testutil.ToFloat64(w.s.tel.statusWrites.WithLabelValues("unchanged")); got != 1 {
+		t.Errorf("unchanged status writes = %v, want 1", got)
+	}
+
+	// A status written before the columns existed (a newer resourceVersion without them, the
+	// rest as the last write left it): the next sync writes them though nothing else changed.
+	old := w.object(t)
+	old.ResourceVersion = "2"
+	old.Status.Reference, old.Status.Targets = "", ""
+	h := &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: old.ObjectMeta, Spec: old.Spec, Status: old.Status.HorizontalPodAutoscalerStatus}
+	u, err := toCustom(h, customFields{explanation: old.Status.Explanation})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.dyn.Resource(v1alpha1.GroupVersionResource).Namespace("shop").Update(t.Context(), u, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := customAutoscaler(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.s.SetAutoscalers([]*Autoscaler{a})
+	writes = w.statusWrites()
+	w.clk.Add(15 * time.Second)
+	if err := w.sync(t); err != nil {
+		t.Fatal(err)
+	}
+	if n := w.statusWrites(); n != writes+1 {
+		t.Errorf("%d status writes after a sync over a status without the columns, want %d", n, writes+1)
+	}
+	got := w.object(t).Status
+	if got.Reference != "Deployment/web" || got.Targets != "cpu: 50%/50%" {
+		t.Errorf("reference, targets = %q, %q; want them written again", got.Reference, got.Targets)
+	}
+	if diff := cmp.Diff(got.HorizontalPodAutoscalerStatus, old.Status.HorizontalPodAutoscalerStatus); diff != "" {
+		t.Errorf("the HPA status changed (-got +want):\n%s", diff)
+	}
+
+	// The metric fails: TARGETS shows it unknown, as kubectl get hpa does.
+	w.c.metricErr = errors.New("metrics API down")
+	w.clk.Add(15 * time.Second)
+	_ = w.sync(t)
+	if st := w.object(t).Status; st.Targets != "cpu: <unknown>/50%" {
+		t.Errorf("targets = %q with the metric failing, want cpu: <unknown>/50%%", st.Targets)
+	}
 }

@@ -12,8 +12,8 @@ import (
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Namespaced,shortName=chpa,categories=all
-// +kubebuilder:printcolumn:name="Reference",type=string,JSONPath=`.spec.scaleTargetRef.name`,description="The scale target's name (its kind is spec.scaleTargetRef.kind)"
-// +kubebuilder:printcolumn:name="Targets",type=string,JSONPath=`.status.currentMetrics[*].resource.current.averageUtilization`,description="Current average utilization of each Resource metric, in percent of the request"
+// +kubebuilder:printcolumn:name="Reference",type=string,JSONPath=`.status.reference`,description="The scale target as kind/name, as kubectl get hpa prints it (status.reference, written by hpa-scaler)"
+// +kubebuilder:printcolumn:name="Targets",type=string,JSONPath=`.status.targets`,description="Each metric's current/target value, as kubectl get hpa prints them (status.targets, written by hpa-scaler)"
 // +kubebuilder:printcolumn:name="MinPods",type=integer,JSONPath=`.spec.minReplicas`
 // +kubebuilder:printcolumn:name="MaxPods",type=integer,JSONPath=`.spec.maxReplicas`
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.status.currentReplicas`
@@ -56,9 +56,27 @@ type CentralHorizontalPodAutoscaler struct {
 	Status CentralHorizontalPodAutoscalerStatus `json:"status,omitempty"`
 }
 
-// CentralHorizontalPodAutoscalerStatus is the HPA status plus the decision's explanation.
+// CentralHorizontalPodAutoscalerStatus is the HPA status plus the decision's explanation and
+// the two strings the REFERENCE and TARGETS printer columns show: a printer column is one
+// JSONPath, so what `kubectl get hpa` computes from spec and status is written here.
 type CentralHorizontalPodAutoscalerStatus struct {
 	autoscalingv2.HorizontalPodAutoscalerStatus `json:",inline"`
+
+	// reference is the scale target as the REFERENCE column of `kubectl get hpa` prints it:
+	// spec.scaleTargetRef's kind/name, such as Deployment/web. hpa-scaler writes it with the
+	// rest of the status; empty until its first status write.
+	// +optional
+	Reference string `json:"reference,omitempty"`
+
+	// targets is each metric's current value against its target, as the TARGETS column of
+	// `kubectl get hpa` prints them: "cpu: 90%/60%" for a Resource or ContainerResource
+	// Utilization target, "memory: 500Mi/1Gi" for an AverageValue one, "10/20" for a Pods,
+	// Object or External metric ("(avg)" appended for an AverageValue target of the last two),
+	// <unknown> for a current value not measured, and after the first two metrics
+	// "+ N more...". hpa-scaler writes it from spec.metrics (cpu at 80% when empty, as the API
+	// server defaults an HPA) and status.currentMetrics with the rest of the status.
+	// +optional
+	Targets string `json:"targets,omitempty"`
 
 	// explanation is the last decision's message: what was decided and why.
 	// +optional
