@@ -114,27 +114,30 @@ crashtest: ## Kill -9 the real binary under load 20 times, bbolt alone and one e
 
 # End-to-end tests against a real control plane (internal/testkit/kubetest): etcd, kube-apiserver,
 # kube-controller-manager and kubectl are built from the Go module proxy in their own modules
-# (tools/kube, tools/etcd; k8s.io/kubernetes never enters go.mod) into a cache outside the
-# repository, keyed by version, and built only when missing (shared/TOOLING.md §5, §6).
+# (tools/kube-1.MINOR per release, tools/etcd; k8s.io/kubernetes never enters go.mod) into a cache
+# outside the repository, keyed by version, and built only when missing (shared/TOOLING.md §5, §6).
+# The suite runs on KUBE_VERSION; the shadow differential (TestShadowAgreesWithInTree) runs again
+# on KUBE_NEWEST, the newest release the module proxy serves that builds.
 KUBE_VERSION := v1.34.4
+KUBE_NEWEST := v1.37.2
 ETCD_VERSION := v3.6.16
-KUBE_CACHE ?= $(HOME)/.cache/hpa-recommender/kube-$(KUBE_VERSION)
-ETCD_CACHE ?= $(HOME)/.cache/hpa-recommender/etcd-$(ETCD_VERSION)
-KUBE_LDFLAGS := -s -w \
-	-X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
-	-X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=34 \
-	-X k8s.io/client-go/pkg/version.gitVersion=$(KUBE_VERSION) \
-	-X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=34
+CACHE_DIR ?= $(HOME)/.cache/hpa-recommender
+KUBE_CACHE ?= $(CACHE_DIR)/kube-$(KUBE_VERSION)
+KUBE_NEWEST_CACHE ?= $(CACHE_DIR)/kube-$(KUBE_NEWEST)
+ETCD_CACHE ?= $(CACHE_DIR)/etcd-$(ETCD_VERSION)
 KUBE_TOOLS := kube-apiserver kube-controller-manager kubectl
 # Packages with e2e tests: every directory holding a file behind the e2e build tag.
 E2E_PKGS ?= $(sort $(patsubst %/,%,$(dir $(shell grep -rl --include='*.go' --exclude-dir=tools -e '^//go:build.*\be2e\b' . 2>/dev/null))))
 
-$(addprefix $(KUBE_CACHE)/,$(KUBE_TOOLS)):
-	@grep -q 'k8s.io/kubernetes $(KUBE_VERSION)' tools/kube/go.mod || { echo "tools/kube/go.mod does not pin k8s.io/kubernetes $(KUBE_VERSION)" >&2; exit 1; }
-	@mkdir -p $(KUBE_CACHE)
-	@echo "building $(@F) $(KUBE_VERSION) into $(KUBE_CACHE) (a few minutes the first time)"
-	$(GO) build -C tools/kube -o $@.tmp -ldflags "$(KUBE_LDFLAGS)" k8s.io/kubernetes/cmd/$(@F)
-	@mv $@.tmp $@
+# $(CACHE_DIR)/kube-vX.Y.Z/TOOL, built from tools/kube-X.Y: the stem is vX.Y.Z/TOOL.
+$(CACHE_DIR)/kube-%:
+	@v=$(patsubst %/,%,$(dir $*)); minor=$$(echo $$v | cut -d. -f2); mod=tools/kube-1.$$minor; \
+	grep -q "k8s.io/kubernetes $$v" $$mod/go.mod || { echo "$$mod/go.mod does not pin k8s.io/kubernetes $$v" >&2; exit 1; }; \
+	mkdir -p $(@D); \
+	echo "building $(@F) $$v into $(@D) (a few minutes the first time)"; \
+	x="-X k8s.io/component-base/version.gitVersion=$$v -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$$minor"; \
+	x="$$x -X k8s.io/client-go/pkg/version.gitVersion=$$v -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=$$minor"; \
+	$(GO) build -C $$mod -o $@.tmp -ldflags "-s -w $$x" k8s.io/kubernetes/cmd/$(@F) && mv $@.tmp $@
 
 $(ETCD_CACHE)/etcd:
 	@grep -q 'go.etcd.io/etcd/server/v3 $(ETCD_VERSION)' tools/etcd/go.mod || { echo "tools/etcd/go.mod does not pin etcd $(ETCD_VERSION)" >&2; exit 1; }
@@ -143,12 +146,14 @@ $(ETCD_CACHE)/etcd:
 	@mv $@.tmp $@
 
 .PHONY: kube-binaries
-kube-binaries: $(addprefix $(KUBE_CACHE)/,$(KUBE_TOOLS)) $(ETCD_CACHE)/etcd ## Build etcd, kube-apiserver, kube-controller-manager, kubectl into $(KUBE_CACHE) / $(ETCD_CACHE) if missing
+kube-binaries: $(addprefix $(KUBE_CACHE)/,$(KUBE_TOOLS)) $(addprefix $(KUBE_NEWEST_CACHE)/,$(KUBE_TOOLS)) $(ETCD_CACHE)/etcd ## Build etcd and kube-apiserver, kube-controller-manager, kubectl of both releases into $(CACHE_DIR) if missing
 
 .PHONY: e2e
 e2e: kube-binaries ## Run the e2e tests (build tag e2e) against a real etcd, kube-apiserver and kube-controller-manager
 	@[[ -n "$(strip $(E2E_PKGS))" ]] || { echo "no packages with e2e tests" >&2; exit 1; }
 	KUBE_BIN_DIR=$(KUBE_CACHE) ETCD_BIN=$(ETCD_CACHE)/etcd $(GO) test -tags e2e -race -timeout 20m $(E2E_PKGS)
+	@# The shadow differential again, beside kube-controller-manager $(KUBE_NEWEST).
+	KUBE_BIN_DIR=$(KUBE_NEWEST_CACHE) ETCD_BIN=$(ETCD_CACHE)/etcd $(GO) test -tags e2e -race -timeout 20m -run '^TestShadowAgreesWithInTree$$' ./clients/scaler/
 
 bin/grpcurl: Makefile ## Install the pinned grpcurl into bin/
 	@mkdir -p $(BIN)

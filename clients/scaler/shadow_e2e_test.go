@@ -29,6 +29,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/hpa-recommender/hpa-recommender/internal/testkit/kubetest"
+	"github.com/hpa-recommender/hpa-recommender/recommender"
 	"github.com/hpa-recommender/hpa-recommender/store/memstore"
 )
 
@@ -227,8 +228,10 @@ func (h shadowHandler) Handle(_ context.Context, r slog.Record) error {
 }
 
 func TestShadowAgreesWithInTree(t *testing.T) {
-	// The in-tree controller is the cached kube-controller-manager v1.34.4 (`make
-	// kube-binaries`); the service decides as 1.34 (--kubernetes-version 1.34 on the scaler).
+	// The in-tree controller is the kube-controller-manager of KUBE_BIN_DIR (`make e2e` runs
+	// this test on v1.34.4 and again on v1.37.2, both from `make kube-binaries`); the service
+	// decides as that release: --kubernetes-version=auto reads it from the API server, of the
+	// same build, and the test checks that it did.
 	start := time.Now()
 	cp := kubetest.Start(t, kubetest.Options{InTreeHPA: true, ControllerManagerFlags: []string{
 		"--horizontal-pod-autoscaler-sync-period=" + inTreeSyncPeriod.String(),
@@ -238,9 +241,11 @@ func TestShadowAgreesWithInTree(t *testing.T) {
 	}})
 	adapter := kubetest.StartMetricsAdapter(t, cp)
 	cs := cp.Client
-	if v, err := cs.Discovery().ServerVersion(); err == nil {
-		t.Logf("control plane %s (kube-controller-manager from the same build, HPA controller on) ready in %v", v.GitVersion, time.Since(start).Round(time.Millisecond))
+	sv, err := cs.Discovery().ServerVersion()
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Logf("control plane %s (kube-controller-manager from the same build, HPA controller on) ready in %v", sv.GitVersion, time.Since(start).Round(time.Millisecond))
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: shadowNS}}, metav1.CreateOptions{}); err != nil {
@@ -278,7 +283,7 @@ func TestShadowAgreesWithInTree(t *testing.T) {
 	if err := fs.Parse([]string{
 		"--cluster=c1", "--service-addr=" + svc.addr, "--source=hpa", "--namespaces=" + shadowNS,
 		"--http-listen=", "--leader-elect=false", "--sync-period=1s",
-		"--kubernetes-version=1.34",
+		"--kubernetes-version=auto",
 		"--cpu-initialization-period=" + cpuInitPeriod.String(),
 		"--initial-readiness-delay=" + readinessDelay.String(),
 		"--downscale-stabilization=" + downscaleWindow.String(),
@@ -289,6 +294,13 @@ func TestShadowAgreesWithInTree(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
+	if cfg.Options.KubernetesVersion, err = ResolveKubernetesVersion(cfg.Options.KubernetesVersion, cs.Discovery()); err != nil {
+		t.Fatal(err)
+	}
+	if want := recommender.KubernetesVersionOf(sv.Major, sv.Minor); cfg.Options.KubernetesVersion != want {
+		t.Fatalf("--kubernetes-version=auto resolved to %q on a %s control plane, want %q", cfg.Options.KubernetesVersion, sv.GitVersion, want)
+	}
+	t.Logf("the service decides as Kubernetes %s", cfg.Options.KubernetesVersion)
 	kube, runner, err := NewKube(cp.Config, "hpa-scaler")
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,7 @@
 // kube-proxy: pods stay unscheduled, and SetPodStatus / MakeDeploymentReady make them
 // Running and Ready through the status subresource.
 //
-// The binaries come from `make kube-binaries` (built from the Go module proxy in tools/kube
+// The binaries come from `make kube-binaries` (built from the Go module proxy in tools/kube-1.MINOR
 // and tools/etcd, cached under $HOME/.cache/hpa-recommender; see FindBinaries). Tests that
 // use this package carry the build tag e2e and run with `make e2e`.
 //

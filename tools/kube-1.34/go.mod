@@ -1,4 +1,4 @@
-module github.com/hpa-recommender/hpa-recommender/tools/kube
+module github.com/hpa-recommender/hpa-recommender/tools/kube-1.34
 
 go 1.24.0
 
