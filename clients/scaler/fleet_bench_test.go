@@ -55,16 +55,13 @@ func newFleet(b *testing.B, n int) *fleet {
 	f.cs = fake.NewClientset(objs...)
 	w.c.kube.Client = f.cs
 
-	f.set = &objectSet{s: w.s, src: SourceHPA, objs: map[string]*Autoscaler{}, bad: map[string]string{}}
+	f.set = newObjectSet(w.s, SourceHPA)
 	x := newHPAIndex()
 	for _, h := range f.hpas {
 		f.set.upsert(h)
 		x.upsert(h)
 	}
-	f.set.mu.Lock()
-	f.set.synced = true
-	f.set.publishLocked()
-	f.set.mu.Unlock()
+	f.set.publishAll()
 	x.synced.Store(true)
 	w.s.mu.Lock()
 	w.s.hpas = x
