@@ -72,7 +72,7 @@ func mustSelector(s string) labels.Selector {
 
 // service is a real hpa-recommender server (memstore) on a loopback port.
 type service struct {
-	t      *testing.T
+	t      testing.TB
 	store  store.Store
 	clock  *clock
 	addr   string
@@ -82,14 +82,14 @@ type service struct {
 }
 
 // startService runs a real server over st on addr ("127.0.0.1:0" for a free port).
-func startService(t *testing.T, st store.Store, clk *clock, addr string) *service {
+func startService(t testing.TB, st store.Store, clk *clock, addr string) *service {
 	t.Helper()
 	return startServiceWith(t, st, clk, addr, nil)
 }
 
 // startServiceWith is startService with mutate (when not nil) changing the server's
 // configuration first.
-func startServiceWith(t *testing.T, st store.Store, clk *clock, addr string, mutate func(*server.Config)) *service {
+func startServiceWith(t testing.TB, st store.Store, clk *clock, addr string, mutate func(*server.Config)) *service {
 	t.Helper()
 	cfg := server.DefaultConfig()
 	cfg.Store = server.StoreMemory
@@ -268,9 +268,13 @@ func (c *cluster) listPodMetrics(a k8stesting.Action) (bool, runtime.Object, err
 	l := a.(k8stesting.ListAction)
 	sel := l.GetListRestrictions().Labels
 	out := &metricsapi.PodMetricsList{}
-	for _, obj := range c.pods.List() {
+	objs, err := c.pods.ByIndex(cache.NamespaceIndex, l.GetNamespace())
+	if err != nil {
+		return true, nil, err
+	}
+	for _, obj := range objs {
 		p := obj.(*corev1.Pod)
-		if p.Namespace != l.GetNamespace() || !sel.Matches(labels.Set(p.Labels)) {
+		if !sel.Matches(labels.Set(p.Labels)) {
 			continue
 		}
 		usage, ok := c.cpu[p.Name]
@@ -392,7 +396,7 @@ func (r *recording) last() *pb.RecommendRequest {
 
 // newScaler returns a Scaler for cluster c1 over kube and rec, with the manifests given as
 // YAML documents.
-func newScaler(t *testing.T, kube *Kube, rec Recommender, clk *clock, mutate func(*Config), manifests ...string) *Scaler {
+func newScaler(t testing.TB, kube *Kube, rec Recommender, clk *clock, mutate func(*Config), manifests ...string) *Scaler {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.Cluster = "c1"
@@ -416,7 +420,7 @@ func newScaler(t *testing.T, kube *Kube, rec Recommender, clk *clock, mutate fun
 	return s
 }
 
-func (s *Scaler) mustAutoscaler(t *testing.T, key string) *Autoscaler {
+func (s *Scaler) mustAutoscaler(t testing.TB, key string) *Autoscaler {
 	t.Helper()
 	a, ok := s.Autoscaler(key)
 	if !ok {

@@ -114,8 +114,8 @@ func (s *Scaler) ambiguity(ctx context.Context, a *Autoscaler, selector string, 
 	mine := targetOf(a.Namespace, a.HPA.Spec.ScaleTargetRef)
 	var unknown []*Autoscaler
 	s.mu.Lock()
-	for key, o := range s.autoscalers {
-		if _, ok := s.selectors[key]; !ok && key != a.Key() && o.Namespace == a.Namespace && s.controlling(o) {
+	for key, o := range s.byNamespace[a.Namespace] {
+		if _, ok := s.selectors[key]; !ok && key != a.Key() && s.controlling(o) {
 			unknown = append(unknown, o)
 		}
 	}
@@ -134,9 +134,9 @@ func (s *Scaler) ambiguity(ctx context.Context, a *Autoscaler, selector string, 
 
 	var others []string
 	s.mu.Lock()
-	for key, ks := range s.selectors {
-		o, ok := s.autoscalers[key]
-		if !ok || key == a.Key() || o.Namespace != a.Namespace || !s.controlling(o) {
+	for key, o := range s.byNamespace[a.Namespace] {
+		ks, ok := s.selectors[key]
+		if !ok || key == a.Key() || !s.controlling(o) {
 			continue
 		}
 		same := ks.target == mine
@@ -242,14 +242,17 @@ type hpaEntry struct {
 func (e hpaEntry) key() string { return e.namespace + "/" + e.name }
 
 // hpaIndex is every HorizontalPodAutoscaler object in the watched namespaces, whatever its
-// labels, by key.
+// labels, by key, and the keys of those targeting each workload.
 type hpaIndex struct {
-	mu      sync.Mutex
-	entries map[string]hpaEntry
-	synced  atomic.Bool
+	mu       sync.Mutex
+	entries  map[string]hpaEntry
+	byTarget map[workload]map[string]bool
+	synced   atomic.Bool
 }
 
-func newHPAIndex() *hpaIndex { return &hpaIndex{entries: map[string]hpaEntry{}} }
+func newHPAIndex() *hpaIndex {
+	return &hpaIndex{entries: map[string]hpaEntry{}, byTarget: map[workload]map[string]bool{}}
+}
 
 func (x *hpaIndex) upsert(obj any) {
 	h, ok := obj.(*autoscalingv2.HorizontalPodAutoscaler)
@@ -257,16 +260,36 @@ func (x *hpaIndex) upsert(obj any) {
 		return
 	}
 	e := hpaEntry{namespace: h.Namespace, name: h.Name, uid: h.UID, target: targetOf(h.Namespace, h.Spec.ScaleTargetRef), statusManager: foreignStatusManager(h)}
+	key := e.key()
 	x.mu.Lock()
-	x.entries[e.key()] = e
-	x.mu.Unlock()
+	defer x.mu.Unlock()
+	x.removeLocked(key)
+	x.entries[key] = e
+	keys := x.byTarget[e.target]
+	if keys == nil {
+		keys = map[string]bool{}
+		x.byTarget[e.target] = keys
+	}
+	keys[key] = true
 }
 
 func (x *hpaIndex) remove(obj any) {
-	key := objectKey(obj)
 	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.removeLocked(objectKey(obj))
+}
+
+func (x *hpaIndex) removeLocked(key string) {
+	e, ok := x.entries[key]
+	if !ok {
+		return
+	}
 	delete(x.entries, key)
-	x.mu.Unlock()
+	keys := x.byTarget[e.target]
+	delete(keys, key)
+	if len(keys) == 0 {
+		delete(x.byTarget, e.target)
+	}
 }
 
 // targeting returns the entries whose target is w, sorted by key.
@@ -274,10 +297,8 @@ func (x *hpaIndex) targeting(w workload) []hpaEntry {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	var out []hpaEntry
-	for _, e := range x.entries {
-		if e.target == w {
-			out = append(out, e)
-		}
+	for key := range x.byTarget[w] {
+		out = append(out, x.entries[key])
 	}
 	slices.SortFunc(out, func(a, b hpaEntry) int { return strings.Compare(a.key(), b.key()) })
 	return out

@@ -1,6 +1,7 @@
 package scaler
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/yaml"
 )
 
@@ -305,5 +307,40 @@ func TestHPAWatch(t *testing.T) {
 			t.Fatal("the deleted HPA is still in the index")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestHPAIndexByTarget: an HPA is found by its current target only (a changed scaleTargetRef
+// moves it), in key order, and no longer once deleted (also when the deletion was missed).
+func TestHPAIndexByTarget(t *testing.T) {
+	web := workload{"shop", "apps", "Deployment", "web"}
+	api := workload{"shop", "apps", "Deployment", "api"}
+	keys := func(x *hpaIndex, w workload) []string {
+		var out []string
+		for _, e := range x.targeting(w) {
+			out = append(out, e.key())
+		}
+		return out
+	}
+	x := newHPAIndex()
+	b, a := inTreeHPA(t, "b", ""), inTreeHPA(t, "a", "kube-controller-manager")
+	x.upsert(b)
+	x.upsert(a)
+	if got, want := keys(x, web), []string{"shop/a", "shop/b"}; !slices.Equal(got, want) {
+		t.Errorf("targeting web = %v, want %v", got, want)
+	}
+	moved := b.DeepCopy()
+	moved.Spec.ScaleTargetRef.Name = "api"
+	x.upsert(moved)
+	if got, want := keys(x, web), []string{"shop/a"}; !slices.Equal(got, want) {
+		t.Errorf("targeting web after b moved = %v, want %v", got, want)
+	}
+	if got, want := keys(x, api), []string{"shop/b"}; !slices.Equal(got, want) {
+		t.Errorf("targeting api after b moved = %v, want %v", got, want)
+	}
+	x.remove(cache.DeletedFinalStateUnknown{Key: "shop/b", Obj: b})
+	x.remove(a)
+	if got := append(keys(x, web), keys(x, api)...); len(got) != 0 || len(x.entries) != 0 || len(x.byTarget) != 0 {
+		t.Errorf("after both were deleted: targeting %v, %d entries, %d targets; want none", got, len(x.entries), len(x.byTarget))
 	}
 }

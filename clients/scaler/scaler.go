@@ -69,13 +69,17 @@ type Scaler struct {
 	hpas      *hpaIndex
 	loaded    bool
 	fallbacks int
-	// bySource are the autoscalers of each source as last published; expected are the sources
-	// Run loads (readiness waits for each); taken are the keys an earlier source already has;
-	// nudged are keys to sync at once (an object's generation changed).
-	bySource map[string][]*Autoscaler
+	// bySource are the autoscalers of each source as published, by key (a source is absent
+	// until it first publishes); expected are the sources Run loads (readiness waits for
+	// each); taken are the keys more than one source has; nudged are keys to sync at once (an
+	// object's generation changed).
+	bySource map[string]map[string]*Autoscaler
 	expected []string
 	taken    map[string]bool
 	nudged   map[string]bool
+	// byNamespace are the loaded autoscalers of each namespace, by key: the safety checks
+	// compare an autoscaler with those of its own namespace only.
+	byNamespace map[string]map[string]*Autoscaler
 
 	isLeader atomic.Bool
 	lastTick atomic.Int64 // unix nanoseconds of the sync loop's last pass
@@ -134,7 +138,8 @@ func New(cfg Config, deps Deps) (*Scaler, error) {
 		autoscalers: map[string]*Autoscaler{},
 		targets:     map[string]*targetState{},
 		selectors:   map[string]knownSelector{},
-		bySource:    map[string][]*Autoscaler{},
+		bySource:    map[string]map[string]*Autoscaler{},
+		byNamespace: map[string]map[string]*Autoscaler{},
 		taken:       map[string]bool{},
 		nudged:      map[string]bool{},
 	}
@@ -176,55 +181,117 @@ func (s *Scaler) Registry() *prometheus.Registry { return s.reg }
 // gone is dropped.
 func (s *Scaler) SetAutoscalers(as []*Autoscaler) { s.setSource(SourceManifests, as) }
 
-// setSource replaces the autoscalers of one source and merges every source's, in sourceOrder:
-// a namespace/name already taken by an earlier source is not loaded again (the service knows
-// a target by cluster, namespace and name), and says so once in the log. An object whose
-// generation changed is synced at once.
+// setSource replaces the autoscalers of one source (keys are unique within a source: the
+// first is kept) and merges every source's, in sourceOrder: a namespace/name already taken by
+// an earlier source is not loaded again (the service knows a target by cluster, namespace and
+// name), and says so once in the log. An object whose generation changed is synced at once.
+// It costs the size of the source; setObject publishes one object of a source.
 func (s *Scaler) setSource(src string, as []*Autoscaler) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.bySource[src] = as
+	prev := s.bySource[src]
 	next := make(map[string]*Autoscaler, len(as))
-	taken := map[string]bool{}
-	for _, name := range sourceOrder {
-		for _, a := range s.bySource[name] {
-			key := a.Key()
-			if prev, dup := next[key]; dup {
-				taken[key] = true
-				if !s.taken[key] {
-					s.log.Error("autoscaler name taken by another source; ignored", "autoscaler", key, "source", a.Source, "kept", prev.Source)
-				}
-				continue
-			}
-			next[key] = a
-			if old, ok := s.autoscalers[key]; ok && a.Object != nil && old.Object != nil && old.HPA.Generation != a.HPA.Generation {
-				s.nudged[key] = true
-			}
-			if old, ok := s.autoscalers[key]; ok && !maps.Equal(old.HPA.Annotations, a.HPA.Annotations) {
-				s.nudged[key] = true // a pause, a fallback or a period takes effect at once
-			}
+	for _, a := range as {
+		if _, dup := next[a.Key()]; !dup {
+			next[a.Key()] = a
 		}
 	}
-	s.taken = taken
-	for key, old := range s.autoscalers {
+	s.bySource[src] = next
+	for _, a := range as {
+		s.mergeLocked(a.Key())
+	}
+	for key := range prev {
 		if _, ok := next[key]; !ok {
-			if ts := s.targets[key]; ts != nil && ts.fallback.Swap(false) {
-				s.fallbacks--
-				s.tel.fallbackTargets.Set(float64(s.fallbacks))
-			}
-			delete(s.targets, key)
-			delete(s.selectors, key)
-			s.tel.forget(old.Namespace, old.Name)
+			s.mergeLocked(key)
 		}
 	}
-	s.autoscalers = next
 	s.loaded = true
 	for _, name := range s.expected {
 		if _, ok := s.bySource[name]; !ok {
 			s.loaded = false
 		}
 	}
-	s.tel.autoscalers.Set(float64(len(next)))
+	s.tel.autoscalers.Set(float64(len(s.autoscalers)))
+}
+
+// setObject publishes one change of a source that setSource has published: a is now the
+// autoscaler of key in src, nil when src no longer has it. It merges that key alone, as
+// setSource does every key.
+func (s *Scaler) setObject(src, key string, a *Autoscaler) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a == nil {
+		delete(s.bySource[src], key)
+	} else {
+		s.bySource[src][key] = a
+	}
+	s.mergeLocked(key)
+	s.tel.autoscalers.Set(float64(len(s.autoscalers)))
+}
+
+// mergeLocked loads the autoscaler of key from the first source in sourceOrder that has one,
+// logging once that a later source's is ignored; nudges it when its generation or annotations
+// changed; and, when no source has key any more, forgets its state.
+func (s *Scaler) mergeLocked(key string) {
+	var a *Autoscaler
+	taken := false
+	for _, name := range sourceOrder {
+		o, ok := s.bySource[name][key]
+		switch {
+		case !ok:
+		case a == nil:
+			a = o
+		default:
+			taken = true
+			if !s.taken[key] {
+				s.log.Error("autoscaler name taken by another source; ignored", "autoscaler", key, "source", o.Source, "kept", a.Source)
+			}
+		}
+	}
+	if taken {
+		s.taken[key] = true
+	} else {
+		delete(s.taken, key)
+	}
+	old, loaded := s.autoscalers[key]
+	if a == nil {
+		if loaded {
+			s.unloadLocked(old)
+		}
+		return
+	}
+	if loaded && a.Object != nil && old.Object != nil && old.HPA.Generation != a.HPA.Generation {
+		s.nudged[key] = true
+	}
+	if loaded && !maps.Equal(old.HPA.Annotations, a.HPA.Annotations) {
+		s.nudged[key] = true // a pause, a fallback or a period takes effect at once
+	}
+	s.autoscalers[key] = a
+	ns := s.byNamespace[a.Namespace]
+	if ns == nil {
+		ns = map[string]*Autoscaler{}
+		s.byNamespace[a.Namespace] = ns
+	}
+	ns[key] = a
+}
+
+// unloadLocked drops a loaded autoscaler and the state kept for it.
+func (s *Scaler) unloadLocked(a *Autoscaler) {
+	key := a.Key()
+	if ts := s.targets[key]; ts != nil && ts.fallback.Swap(false) {
+		s.fallbacks--
+		s.tel.fallbackTargets.Set(float64(s.fallbacks))
+	}
+	delete(s.targets, key)
+	delete(s.selectors, key)
+	s.tel.forget(a.Namespace, a.Name)
+	delete(s.autoscalers, key)
+	if ns := s.byNamespace[a.Namespace]; ns != nil {
+		delete(ns, key)
+		if len(ns) == 0 {
+			delete(s.byNamespace, a.Namespace)
+		}
+	}
 }
 
 // takeNudged returns and forgets the keys to sync at once.

@@ -576,6 +576,26 @@ func TestAmbiguousSelector(t *testing.T) {
 	}
 }
 
+// TestAmbiguousSelectorWithinNamespace: an autoscaler of another namespace whose selector
+// would match the pods' labels selects none of them (pods are namespaced): neither holds.
+func TestAmbiguousSelectorWithinNamespace(t *testing.T) {
+	staging := strings.Replace(webHPA, "namespace: shop", "namespace: staging", 1)
+	w := newWorld(t, nil, webHPA, staging)
+	w.c.addDeployment("staging", "web", 2, "app=web")
+	w.c.addPods("staging", "web", 2, "500m")
+	for _, key := range []string{"staging/web-hpa", "shop/web-hpa"} {
+		if err := w.s.syncOne(t.Context(), w.s.mustAutoscaler(t, key)); err != nil {
+			t.Fatalf("sync %s: %v", key, err)
+		}
+	}
+	if got, want := w.c.writes, []int32{4, 4}; !equal(got, want) {
+		t.Errorf("writes = %v, want %v (one per namespace)", got, want)
+	}
+	if ev := w.c.events(); hasEvent(ev, ReasonAmbiguousSelector) {
+		t.Errorf("events = %q, want no AmbiguousSelector", ev)
+	}
+}
+
 // TestMissingSelector: without a selector every metric fails (upstream: SelectorRequired),
 // yet a count above maxReplicas is still corrected, as upstream does before metrics.
 func TestMissingSelector(t *testing.T) {

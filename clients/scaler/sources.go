@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -20,8 +21,8 @@ import (
 )
 
 // objectSet is the autoscalers one object source (hpa or custom) has seen through its
-// informers, one per watched namespace. Once every informer has synced, each change publishes
-// the whole set to the Scaler.
+// informers, one per watched namespace. Once every informer has synced, the whole set is
+// published to the Scaler, and from then on each change publishes the one object it changed.
 type objectSet struct {
 	s      *Scaler
 	src    string
@@ -36,7 +37,7 @@ type objectSet struct {
 // Config.Namespaces and Config.Selector; they stop when ctx ends. The set is published once
 // every informer has synced (Run's readiness waits for it).
 func (s *Scaler) startObjectSource(ctx context.Context, wg *sync.WaitGroup, src string) error {
-	set := &objectSet{s: s, src: src, objs: map[string]*Autoscaler{}, bad: map[string]string{}}
+	set := newObjectSet(s, src)
 	tweak := func(o *metav1.ListOptions) { o.LabelSelector = s.cfg.Selector }
 	handler := cache.ResourceEventHandlerFuncs{
 		AddFunc:    set.upsert,
@@ -82,13 +83,14 @@ func (s *Scaler) startObjectSource(ctx context.Context, wg *sync.WaitGroup, src 
 		if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 			return
 		}
-		set.mu.Lock()
-		set.synced = true
-		set.publishLocked()
-		set.mu.Unlock()
+		set.publishAll()
 		s.log.Info("watching autoscaler objects", "source", src, "namespaces", s.cfg.namespaceList(), "selector", s.cfg.Selector)
 	}()
 	return nil
+}
+
+func newObjectSet(s *Scaler, src string) *objectSet {
+	return &objectSet{s: s, src: src, objs: map[string]*Autoscaler{}, bad: map[string]string{}}
 }
 
 // convert is the Autoscaler of an informer object.
@@ -130,7 +132,7 @@ func (o *objectSet) upsert(obj any) {
 		delete(o.bad, key)
 		o.objs[key] = a
 	}
-	o.publishLocked()
+	o.publishLocked(key)
 }
 
 func (o *objectSet) remove(obj any) {
@@ -139,17 +141,24 @@ func (o *objectSet) remove(obj any) {
 	defer o.mu.Unlock()
 	delete(o.objs, key)
 	delete(o.bad, key)
-	o.publishLocked()
+	o.publishLocked(key)
 }
 
-func (o *objectSet) publishLocked() {
-	if !o.synced {
-		return
-	}
-	out := make([]*Autoscaler, 0, len(o.objs))
-	for _, a := range o.objs {
-		out = append(out, a)
-	}
+// publishAll marks the set synced and publishes all of it, sorted by key (so that names
+// another source already has are logged in order).
+func (o *objectSet) publishAll() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.synced = true
+	out := slices.Collect(maps.Values(o.objs))
 	slices.SortFunc(out, func(a, b *Autoscaler) int { return strings.Compare(a.Key(), b.Key()) })
 	o.s.setSource(o.src, out)
+}
+
+// publishLocked publishes the change of key, once the set is synced (publishAll publishes what
+// came before).
+func (o *objectSet) publishLocked(key string) {
+	if o.synced {
+		o.s.setObject(o.src, key, o.objs[key]) // nil: gone
+	}
 }
