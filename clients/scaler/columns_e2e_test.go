@@ -134,6 +134,7 @@ func (e *e2eEnv) printerColumns(t *testing.T) {
 		kind    string
 		metrics []autoscalingv2.MetricSpec
 		current []autoscalingv2.MetricStatus
+		noMin   bool // minReplicas unset: the API server defaults it to 1, the CRD too
 	}{
 		{name: "utilization", kind: "Deployment", metrics: []autoscalingv2.MetricSpec{util("cpu", 60)}, current: []autoscalingv2.MetricStatus{utilNow("cpu", 90)}},
 		{name: "not-measured", kind: "StatefulSet", metrics: []autoscalingv2.MetricSpec{util("cpu", 60), pods}},
@@ -150,7 +151,7 @@ func (e *e2eEnv) printerColumns(t *testing.T) {
 			current: []autoscalingv2.MetricStatus{utilNow("cpu", 90), memNow, failed}},
 		{name: "five", kind: "Deployment", metrics: []autoscalingv2.MetricSpec{util("cpu", 60), pods, memAvg, object(value("1")), external(average("1"))},
 			current: []autoscalingv2.MetricStatus{utilNow("cpu", 90), failed, memNow}},
-		{name: "defaulted", kind: "Deployment", current: []autoscalingv2.MetricStatus{utilNow("cpu", 40)}},
+		{name: "defaulted", kind: "Deployment", current: []autoscalingv2.MetricStatus{utilNow("cpu", 40)}, noMin: true},
 	}
 	want := map[string][2]string{} // name: the custom resource's reference and targets
 	for _, tc := range cases {
@@ -161,6 +162,9 @@ func (e *e2eEnv) printerColumns(t *testing.T) {
 				MinReplicas:    ptr(int32(1)), MaxReplicas: 10, Metrics: tc.metrics,
 			},
 			Status: autoscalingv2.HorizontalPodAutoscalerStatus{CurrentReplicas: 2, DesiredReplicas: 2, CurrentMetrics: tc.current},
+		}
+		if tc.noMin {
+			h.Spec.MinReplicas = nil
 		}
 		e.twinHPA(t, ctx, ns, h)
 
@@ -196,6 +200,11 @@ func (e *e2eEnv) printerColumns(t *testing.T) {
 		}
 		if got := [2]string{cr["REFERENCE"], cr["TARGETS"]}; got != want[tc.name] {
 			t.Errorf("%s: kubectl get chpa prints REFERENCE, TARGETS %q; the scaler wrote %q", tc.name, got, want[tc.name])
+		}
+		for _, col := range []string{"MINPODS", "MAXPODS", "REPLICAS"} {
+			if hr[col] != cr[col] {
+				t.Errorf("%s: kubectl get chpa prints %s %q, kubectl get hpa %q", tc.name, col, cr[col], hr[col])
+			}
 		}
 	}
 }

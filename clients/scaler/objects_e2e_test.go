@@ -59,7 +59,7 @@ func (e *e2eEnv) kubectl(t *testing.T, stdin string, args ...string) (string, er
 // it serves.
 func (e *e2eEnv) installCRD(t *testing.T) {
 	t.Helper()
-	if _, err := e.kubectl(t, "", "apply", "--server-side", "-f", crdFile); err != nil {
+	if _, err := e.kubectl(t, "", "apply", "--server-side", "-k", crdDir); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.kubectl(t, "", "wait", "--for=condition=Established", "--timeout=60s", "crd/centralhorizontalpodautoscalers.hpa-recommender.io"); err != nil {
@@ -328,8 +328,9 @@ func (e *e2eEnv) hpaObjects(t *testing.T) {
 	f.waitEvent("HorizontalPodAutoscaler", "broken", "FailedGetScale: ")
 }
 
-// crdFile is the generated CRD, from this package's directory.
-const crdFile = "../../deploy/base/crd/hpa-recommender.io_centralhorizontalpodautoscalers.yaml"
+// crdDir is the CRD's kustomization, from this package's directory, applied as the README says
+// (kubectl apply -k): the generated CRD and the minReplicas default.
+const crdDir = "../../deploy/base/crd"
 
 // CustomResource: the generated CRD installs; kubectl explain reads its schema; kubectl apply
 // rejects what the API server rejects for an HPA; a CentralHorizontalPodAutoscaler (an HPA

@@ -27,7 +27,7 @@ import (
 func TestSafetyBetweenControllers(t *testing.T) {
 	cp := kubetest.Start(t, kubetest.Options{})
 	e := &e2eEnv{cp: cp, adapter: kubetest.StartMetricsAdapter(t, cp)}
-	if _, err := e.kubectl(t, "", "apply", "--server-side", "-f", crdFile); err != nil {
+	if _, err := e.kubectl(t, "", "apply", "--server-side", "-k", crdDir); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.kubectl(t, "", "wait", "--for=condition=Established", "--timeout=60s", "crd/centralhorizontalpodautoscalers.hpa-recommender.io"); err != nil {

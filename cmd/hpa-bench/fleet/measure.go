@@ -41,6 +41,7 @@ type measurement struct {
 // counters are the scaler's totals at one moment.
 type counters struct {
 	decisions, syncsOK, syncErrors, statusWritten float64
+	syncSeconds, syncCount                        float64 // hpa_scaler_sync_duration_seconds' sum and count
 	autoscalers                                   int
 }
 
@@ -63,6 +64,10 @@ func (m *measurement) readScaler(ctx context.Context) (counters, error) {
 			} else {
 				c.syncErrors += v
 			}
+		case "hpa_scaler_sync_duration_seconds_sum":
+			c.syncSeconds = v
+		case "hpa_scaler_sync_duration_seconds_count":
+			c.syncCount = v
 		case "hpa_scaler_status_writes_total":
 			if strings.Contains(labels, `result="written"`) {
 				c.statusWritten += v
@@ -200,6 +205,10 @@ func (m *measurement) run(ctx, setupCtx context.Context) (*report, error) {
 	rep.SyncsPerSec = (c1.syncsOK - c0.syncsOK) / wall
 	rep.SyncErrorsPerSec = (c1.syncErrors - c0.syncErrors) / wall
 	rep.StatusWritesPerSec = (c1.statusWritten - c0.statusWritten) / wall
+	if n := c1.syncCount - c0.syncCount; n > 0 {
+		rep.SyncMean = time.Duration((c1.syncSeconds - c0.syncSeconds) / n * float64(time.Second))
+		rep.SyncsInFlight = (c1.syncSeconds - c0.syncSeconds) / wall
+	}
 	if rep.SyncsPerSec > 0 {
 		cores := rep.Processes["hpa-scaler"].Cores + rep.Processes["hpa-recommender"].Cores
 		rep.CPUPerSync = time.Duration(cores / rep.SyncsPerSec * float64(time.Second))
@@ -351,32 +360,36 @@ type apiRate struct {
 }
 
 type report struct {
-	Controller         string               `json:"controller"`
-	HPAs               int                  `json:"hpas"`
-	PerNamespace       int                  `json:"per_namespace"`
-	Period             string               `json:"period"`
-	Periods            int                  `json:"periods"`
-	Jitter             float64              `json:"jitter"`
-	ScalerArgs         string               `json:"scaler_args"`
-	Took               string               `json:"took"`
-	Dir                string               `json:"dir"`
-	Wall               float64              `json:"wall_seconds"`
-	StaleLimit         float64              `json:"stale_limit_seconds"`
-	SyncedShare        []float64            `json:"synced_share"`
-	Syncs              int                  `json:"syncs"`
-	LagP50             float64              `json:"lag_p50_seconds"`
-	LagP99             float64              `json:"lag_p99_seconds"`
-	LagMax             float64              `json:"lag_max_seconds"`
-	DecisionsPerSec    float64              `json:"decisions_per_sec"`
-	SyncsPerSec        float64              `json:"syncs_per_sec"`
-	SyncErrorsPerSec   float64              `json:"sync_errors_per_sec"`
-	StatusWritesPerSec float64              `json:"status_writes_per_sec"`
-	CPUPerSync         time.Duration        `json:"cpu_per_sync_ns"`
-	InTree             *inTreeReport        `json:"in_tree,omitempty"`
-	CPUs               int                  `json:"cpus"`
-	MachineCores       float64              `json:"machine_cores"`
-	Processes          map[string]procUsage `json:"processes"`
-	APIRequests        []apiRate            `json:"api_requests"`
+	Controller         string        `json:"controller"`
+	HPAs               int           `json:"hpas"`
+	PerNamespace       int           `json:"per_namespace"`
+	Period             string        `json:"period"`
+	Periods            int           `json:"periods"`
+	Jitter             float64       `json:"jitter"`
+	ScalerArgs         string        `json:"scaler_args"`
+	Took               string        `json:"took"`
+	Dir                string        `json:"dir"`
+	Wall               float64       `json:"wall_seconds"`
+	StaleLimit         float64       `json:"stale_limit_seconds"`
+	SyncedShare        []float64     `json:"synced_share"`
+	Syncs              int           `json:"syncs"`
+	LagP50             float64       `json:"lag_p50_seconds"`
+	LagP99             float64       `json:"lag_p99_seconds"`
+	LagMax             float64       `json:"lag_max_seconds"`
+	DecisionsPerSec    float64       `json:"decisions_per_sec"`
+	SyncsPerSec        float64       `json:"syncs_per_sec"`
+	SyncErrorsPerSec   float64       `json:"sync_errors_per_sec"`
+	StatusWritesPerSec float64       `json:"status_writes_per_sec"`
+	CPUPerSync         time.Duration `json:"cpu_per_sync_ns"`
+	// SyncMean is a sync's mean duration; SyncsInFlight how many ran at once on average (the
+	// sync time per second of wall): near --workers, the workers are what bounds the rate.
+	SyncMean      time.Duration        `json:"sync_mean_ns,omitempty"`
+	SyncsInFlight float64              `json:"syncs_in_flight,omitempty"`
+	InTree        *inTreeReport        `json:"in_tree,omitempty"`
+	CPUs          int                  `json:"cpus"`
+	MachineCores  float64              `json:"machine_cores"`
+	Processes     map[string]procUsage `json:"processes"`
+	APIRequests   []apiRate            `json:"api_requests"`
 }
 
 func (r *report) write(w io.Writer) error {
@@ -396,6 +409,7 @@ func (r *report) write(w io.Writer) error {
 		fmt.Fprintf(&b, "\nsync lag beyond the period: p50 %.2f s, p99 %.2f s, max %.2f s over %d syncs\n", r.LagP50, r.LagP99, r.LagMax, r.Syncs)
 		fmt.Fprintf(&b, "decisions/s %.1f; syncs/s ok %.1f, failed %.2f; status writes/s %.2f\n", r.DecisionsPerSec, r.SyncsPerSec, r.SyncErrorsPerSec, r.StatusWritesPerSec)
 		fmt.Fprintf(&b, "CPU per sync: %s (hpa-scaler + hpa-recommender)\n", r.CPUPerSync.Round(time.Microsecond))
+		fmt.Fprintf(&b, "sync duration: mean %s, %.1f syncs in flight on average (the scaler's --workers bound it)\n", r.SyncMean.Round(time.Microsecond), r.SyncsInFlight)
 	}
 	fmt.Fprintf(&b, "machine busy %.2f of %d cores over %.0f s (other users of the machine included)\n", r.MachineCores, r.CPUs, r.Wall)
 	names := make([]string, 0, len(r.Processes))

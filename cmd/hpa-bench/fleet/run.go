@@ -155,7 +155,17 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) (err error
 	defer cp.Stop()
 	fmt.Fprintf(progress, "fleet: control plane up in %s (%s)\n", time.Since(start).Round(time.Millisecond), cp.Dir)
 
-	adapter, err := kubetest.NewMetricsAdapterFor(cp)
+	// The tool's and the metrics adapter's client: the adapter lists the pods of every pod
+	// metrics request, so its rate limit must not be the fleet's (cp.Client's 100/s was: it
+	// capped every controller at ~166 syncs/s).
+	fast := rest.CopyConfig(cp.Config)
+	fast.QPS, fast.Burst = 5000, 10000
+	fast.ContentType = "application/vnd.kubernetes.protobuf"
+	cs, err := kubernetes.NewForConfig(fast)
+	if err != nil {
+		return err
+	}
+	adapter, err := kubetest.NewMetricsAdapterFor(cp, cs)
 	if err != nil {
 		return fmt.Errorf("metrics adapter: %w", err)
 	}
@@ -168,13 +178,6 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) (err error
 		return fmt.Errorf("register the metrics adapter: %w", err)
 	}
 
-	fast := rest.CopyConfig(cp.Config)
-	fast.QPS, fast.Burst = 1000, 2000
-	fast.ContentType = "application/vnd.kubernetes.protobuf"
-	cs, err := kubernetes.NewForConfig(fast)
-	if err != nil {
-		return err
-	}
 	setupCtx, cancelSetup := context.WithTimeout(ctx, cfg.SetupTimeout)
 	defer cancelSetup()
 	ms := fleetMembers(cfg.HPAs, cfg.PerNamespace)

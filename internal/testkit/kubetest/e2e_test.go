@@ -197,7 +197,7 @@ func TestAggregatorRoutes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cp := kubetest.Start(t, kubetest.Options{NoControllerManager: true})
-	a, err := kubetest.NewMetricsAdapterFor(cp)
+	a, err := kubetest.NewMetricsAdapterFor(cp, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +243,7 @@ func TestAggregatorRoutes(t *testing.T) {
 	// FailedDiscoveryCheck "unsupported service type"; not asserted here: how soon the
 	// condition shows depends on the machine's load).
 	cp2 := kubetest.Start(t, kubetest.Options{NoControllerManager: true, EnableAggregatorRouting: true})
-	a2, err := kubetest.NewMetricsAdapterFor(cp2)
+	a2, err := kubetest.NewMetricsAdapterFor(cp2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
