@@ -62,8 +62,14 @@ type cmGenerator struct {
 	} `json:"options,omitempty"`
 }
 
+// patch is a patch file (path) or an inline patch (patch, with its target).
 type patch struct {
-	Path string `json:"path"`
+	Path   string `json:"path,omitempty"`
+	Patch  string `json:"patch,omitempty"`
+	Target *struct {
+		Kind string `json:"kind,omitempty"`
+		Name string `json:"name,omitempty"`
+	} `json:"target,omitempty"`
 }
 
 type image struct {
@@ -296,7 +302,12 @@ func TestKustomizationReferences(t *testing.T) {
 			check(r, true)
 		}
 		for _, p := range k.Patches {
-			check(p.Path, false)
+			if (p.Path == "") == (p.Patch == "") {
+				t.Errorf("%s/kustomization.yaml: a patch needs a path or an inline patch, not both", dir)
+			}
+			if p.Path != "" {
+				check(p.Path, false)
+			}
 		}
 		for _, g := range k.ConfigMapGenerator {
 			for _, f := range g.Files {
