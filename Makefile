@@ -121,9 +121,10 @@ crashtest: ## Kill -9 the real binary under load 20 times, bbolt alone and one e
 KUBE_VERSION := v1.34.4
 KUBE_NEWEST := v1.37.2
 ETCD_VERSION := v3.6.16
+# Where the binaries are built and looked for (make e2e CACHE_DIR=... moves every one of them).
 CACHE_DIR ?= $(HOME)/.cache/hpa-recommender
-KUBE_CACHE ?= $(CACHE_DIR)/kube-$(KUBE_VERSION)
-KUBE_NEWEST_CACHE ?= $(CACHE_DIR)/kube-$(KUBE_NEWEST)
+KUBE_CACHE := $(CACHE_DIR)/kube-$(KUBE_VERSION)
+KUBE_NEWEST_CACHE := $(CACHE_DIR)/kube-$(KUBE_NEWEST)
 ETCD_CACHE ?= $(CACHE_DIR)/etcd-$(ETCD_VERSION)
 KUBE_TOOLS := kube-apiserver kube-controller-manager kubectl
 # Packages with e2e tests: every directory holding a file behind the e2e build tag.
