@@ -41,13 +41,14 @@ type measurement struct {
 // counters are the scaler's totals at one moment.
 type counters struct {
 	decisions, syncsOK, syncErrors, statusWritten float64
-	syncSeconds, syncCount                        float64 // hpa_scaler_sync_duration_seconds' sum and count
+	syncSeconds, syncCount                        float64             // hpa_scaler_sync_duration_seconds' sum and count
+	syncBuckets                                   map[float64]float64 // and its buckets: upper bound -> cumulative count
 	autoscalers                                   int
 }
 
 // readScaler scrapes the scaler once, recording new sync timestamps.
 func (m *measurement) readScaler(ctx context.Context) (counters, error) {
-	var c counters
+	c := counters{syncBuckets: map[float64]float64{}}
 	err := scrape(ctx, m.client, m.scalerURL, func(name, labels string, v float64) {
 		switch name {
 		case "hpa_scaler_last_sync_timestamp_seconds":
@@ -68,6 +69,12 @@ func (m *measurement) readScaler(ctx context.Context) (counters, error) {
 			c.syncSeconds = v
 		case "hpa_scaler_sync_duration_seconds_count":
 			c.syncCount = v
+		case "hpa_scaler_sync_duration_seconds_bucket":
+			if i := strings.Index(labels, `le="`); i >= 0 {
+				if le, err := strconv.ParseFloat(strings.TrimSuffix(labels[i+4:], `"`), 64); err == nil {
+					c.syncBuckets[le] = v
+				}
+			}
 		case "hpa_scaler_status_writes_total":
 			if strings.Contains(labels, `result="written"`) {
 				c.statusWritten += v
@@ -208,6 +215,7 @@ func (m *measurement) run(ctx, setupCtx context.Context) (*report, error) {
 	if n := c1.syncCount - c0.syncCount; n > 0 {
 		rep.SyncMean = time.Duration((c1.syncSeconds - c0.syncSeconds) / n * float64(time.Second))
 		rep.SyncsInFlight = (c1.syncSeconds - c0.syncSeconds) / wall
+		rep.SyncP99 = bucketQuantile(c0.syncBuckets, c1.syncBuckets, 0.99)
 	}
 	if rep.SyncsPerSec > 0 {
 		cores := rep.Processes["hpa-scaler"].Cores + rep.Processes["hpa-recommender"].Cores
@@ -385,6 +393,7 @@ type report struct {
 	// sync time per second of wall): near --workers, the workers are what bounds the rate.
 	SyncMean      time.Duration        `json:"sync_mean_ns,omitempty"`
 	SyncsInFlight float64              `json:"syncs_in_flight,omitempty"`
+	SyncP99       string               `json:"sync_p99_bucket,omitempty"` // the histogram bucket of the 99th percentile
 	InTree        *inTreeReport        `json:"in_tree,omitempty"`
 	CPUs          int                  `json:"cpus"`
 	MachineCores  float64              `json:"machine_cores"`
@@ -409,7 +418,7 @@ func (r *report) write(w io.Writer) error {
 		fmt.Fprintf(&b, "\nsync lag beyond the period: p50 %.2f s, p99 %.2f s, max %.2f s over %d syncs\n", r.LagP50, r.LagP99, r.LagMax, r.Syncs)
 		fmt.Fprintf(&b, "decisions/s %.1f; syncs/s ok %.1f, failed %.2f; status writes/s %.2f\n", r.DecisionsPerSec, r.SyncsPerSec, r.SyncErrorsPerSec, r.StatusWritesPerSec)
 		fmt.Fprintf(&b, "CPU per sync: %s (hpa-scaler + hpa-recommender)\n", r.CPUPerSync.Round(time.Microsecond))
-		fmt.Fprintf(&b, "sync duration: mean %s, %.1f syncs in flight on average (the scaler's --workers bound it)\n", r.SyncMean.Round(time.Microsecond), r.SyncsInFlight)
+		fmt.Fprintf(&b, "sync duration: mean %s, p99 %s; %.1f syncs in flight on average (the scaler's --workers bound it)\n", r.SyncMean.Round(time.Microsecond), r.SyncP99, r.SyncsInFlight)
 	}
 	fmt.Fprintf(&b, "machine busy %.2f of %d cores over %.0f s (other users of the machine included)\n", r.MachineCores, r.CPUs, r.Wall)
 	names := make([]string, 0, len(r.Processes))
