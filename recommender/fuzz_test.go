@@ -335,7 +335,7 @@ func FuzzDecide(f *testing.F) {
 			t.Fatalf("not deterministic: states differ:\n%s", diff)
 		}
 		checkDefaultedGiven(t, opts, in, st, d, next)
-		checkDecisionInvariants(t, in, st, d, next)
+		checkDecisionInvariants(t, opts, in, st, d, next)
 	})
 }
 
@@ -357,9 +357,30 @@ func checkDefaultedGiven(t *testing.T, opts Options, in Input, st State, d Decis
 	}
 }
 
+// resumesFromZero says, by the release's rule as docs/ALGORITHM.md tables it (and not through
+// Rules), whether a target at zero replicas has its metrics computed (R-REC-4(a)): in 1.34 and
+// 1.35 when minReplicas is 0; from 1.36, with the HPAScaleToZero gate on (its default from
+// 1.37), when the autoscaler scaled it to zero itself (ScaledToZero) and minReplicas is not 0
+// or an Object or External metric can bring it back.
+func resumesFromZero(opts Options, prev State, spec *Spec, minR int32) bool {
+	v := opts.KubernetesVersion
+	if v == "" {
+		v = NewestKubernetesVersion
+	}
+	switch v {
+	case "1.34", "1.35":
+		return minR == 0
+	}
+	gate := v != "1.36"
+	if opts.HPAScaleToZero != nil {
+		gate = *opts.HPAScaleToZero
+	}
+	return gate && ScaledToZero(prev.Conditions) && (minR != 0 || hasObjectOrExternal(spec))
+}
+
 // checkDecisionInvariants reproduces upstream's branch structure (§6.1) to say where the
 // desired count must lie.
-func checkDecisionInvariants(t *testing.T, in Input, prev State, d Decision, next State) {
+func checkDecisionInvariants(t *testing.T, opts Options, in Input, prev State, d Decision, next State) {
 	t.Helper()
 	spec := SetDefaults(in.Spec)
 	cur, got := in.CurrentReplicas, d.DesiredReplicas
@@ -376,7 +397,7 @@ func checkDecisionInvariants(t *testing.T, in Input, prev State, d Decision, nex
 	if d.CurrentReplicas != cur {
 		t.Fatalf("Decision.CurrentReplicas = %d, want %d", d.CurrentReplicas, cur)
 	}
-	resumable := ScaledToZero(prev.Conditions) && (minR != 0 || hasObjectOrExternal(spec))
+	resumable := resumesFromZero(opts, prev, spec, minR)
 	active, _ := findCond(d.Conditions, ConditionScalingActive)
 	metricPath := false
 	switch {
