@@ -127,19 +127,10 @@ func (m *measurement) runInTree(ctx, setupCtx context.Context) (*report, error) 
 	if err != nil {
 		return nil, err
 	}
-	p0, err := m.readProcs()
+	o, err := m.openSamples(ctx)
 	if err != nil {
 		return nil, err
 	}
-	a0, err := m.readAPIServer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	m0, err := readMachine()
-	if err != nil {
-		return nil, err
-	}
-	r0 := len(m.adapter.Requests())
 	select {
 	case <-ctx.Done():
 		return nil, ctx.Err()
@@ -149,7 +140,7 @@ func (m *measurement) runInTree(ctx, setupCtx context.Context) (*report, error) 
 	if err != nil {
 		return nil, err
 	}
-	rep, err := m.finishSamples(ctx, t0, p0, a0, m0, r0)
+	rep, err := m.finishSamples(ctx, t0, o)
 	if err != nil {
 		return nil, err
 	}

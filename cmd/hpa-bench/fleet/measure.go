@@ -168,19 +168,10 @@ func (m *measurement) run(ctx, setupCtx context.Context) (*report, error) {
 	if err != nil {
 		return nil, err
 	}
-	p0, err := m.readProcs()
+	o, err := m.openSamples(ctx)
 	if err != nil {
 		return nil, err
 	}
-	a0, err := m.readAPIServer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	m0, err := readMachine()
-	if err != nil {
-		return nil, err
-	}
-	r0 := len(m.adapter.Requests())
 	end := t0.Add(time.Duration(m.cfg.Periods) * m.cfg.Period)
 	// Every quarter period: a sync's timestamp stays on the page until the autoscaler's next
 	// sync, which comes no sooner than period x (1 - jitter) later.
@@ -202,7 +193,7 @@ func (m *measurement) run(ctx, setupCtx context.Context) (*report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep, err := m.finishSamples(ctx, t0, p0, a0, m0, r0)
+	rep, err := m.finishSamples(ctx, t0, o)
 	if err != nil {
 		return nil, err
 	}
@@ -224,10 +215,34 @@ func (m *measurement) run(ctx, setupCtx context.Context) (*report, error) {
 	return rep, nil
 }
 
+// opening holds the samples a measurement starts from: every process's CPU, the API server's
+// request counters, the machine's busy CPU and how many requests the metrics adapter has had.
+type opening struct {
+	procs    map[string]bench.ProcSample
+	api      map[string]float64
+	machine  machine
+	requests int
+}
+
+// openSamples takes the opening samples that finishSamples closes.
+func (m *measurement) openSamples(ctx context.Context) (opening, error) {
+	o := opening{requests: len(m.adapter.Requests())}
+	var err error
+	if o.procs, err = m.readProcs(); err != nil {
+		return o, err
+	}
+	if o.api, err = m.readAPIServer(ctx); err != nil {
+		return o, err
+	}
+	o.machine, err = readMachine()
+	return o, err
+}
+
 // finishSamples takes the closing samples of a measurement that began at t0 and returns the
 // report's common figures: every process's CPU and memory, the machine's CPU, the API
 // server's requests.
-func (m *measurement) finishSamples(ctx context.Context, t0 time.Time, p0 map[string]bench.ProcSample, a0 map[string]float64, m0 machine, r0 int) (*report, error) {
+func (m *measurement) finishSamples(ctx context.Context, t0 time.Time, o opening) (*report, error) {
+	p0, a0, m0, r0 := o.procs, o.api, o.machine, o.requests
 	p1, err := m.readProcs()
 	if err != nil {
 		return nil, err
@@ -418,7 +433,7 @@ func (r *report) write(w io.Writer) error {
 		fmt.Fprintf(&b, "\nsync lag beyond the period: p50 %.2f s, p99 %.2f s, max %.2f s over %d syncs\n", r.LagP50, r.LagP99, r.LagMax, r.Syncs)
 		fmt.Fprintf(&b, "decisions/s %.1f; syncs/s ok %.1f, failed %.2f; status writes/s %.2f\n", r.DecisionsPerSec, r.SyncsPerSec, r.SyncErrorsPerSec, r.StatusWritesPerSec)
 		fmt.Fprintf(&b, "CPU per sync: %s (hpa-scaler + hpa-recommender)\n", r.CPUPerSync.Round(time.Microsecond))
-		fmt.Fprintf(&b, "sync duration: mean %s, p99 %s; %.1f syncs in flight on average (the scaler's --workers bound it)\n", r.SyncMean.Round(time.Microsecond), r.SyncP99, r.SyncsInFlight)
+		fmt.Fprintf(&b, "sync duration: mean %s, p99 %s; %.1f syncs in flight on average (near --workers, the workers bound the rate)\n", r.SyncMean.Round(time.Microsecond), r.SyncP99, r.SyncsInFlight)
 	}
 	fmt.Fprintf(&b, "machine busy %.2f of %d cores over %.0f s (other users of the machine included)\n", r.MachineCores, r.CPUs, r.Wall)
 	names := make([]string, 0, len(r.Processes))
