@@ -112,7 +112,7 @@ func TestConditionsAsState(t *testing.T) {
 	in := storetest.FixtureTargets()[0]
 	rec := toRecord(in)
 	rec.LastDecision.ConditionsAsState = true
-	rec.LastDecision.Conditions = toConditions(in.State.Conditions)
+	rec.LastDecision.Conditions = new(msgs).conditions(in.State.Conditions)
 	b, err := rec.MarshalVT()
 	if err != nil {
 		t.Fatal(err)
