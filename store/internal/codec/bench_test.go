@@ -12,7 +12,7 @@ import (
 
 // benchTarget is a record shaped like hpa-bench's targets after a few decisions: a CPU
 // utilization and an External metric with a selector, a behavior with policies, three
-// conditions, a history of recommendations and events, one pending decision.
+// conditions, a short history (pruning keeps one: dropDominated), one pending decision.
 func benchTarget() *store.Target {
 	now := time.Date(2026, 11, 27, 12, 0, 0, 123456789, time.UTC)
 	q := func(s string) *resource.Quantity { v := resource.MustParse(s); return &v }
@@ -60,7 +60,7 @@ func benchTarget() *store.Target {
 		}},
 		LastSeen: now, FirstSeen: now.Add(-time.Hour),
 	}
-	for i := range 20 {
+	for i := range 4 {
 		t.State.History.Recommendations = append(t.State.History.Recommendations,
 			recommender.Recommendation{Time: now.Add(-time.Duration(i) * 15 * time.Second), Replicas: 8 + int32(i%3)})
 	}
