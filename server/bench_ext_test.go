@@ -134,7 +134,7 @@ func benchRecommendWire(b *testing.B, srv *server.Server, reqs []*pb.RecommendRe
 			if err != nil {
 				panic(fmt.Sprint(err))
 			}
-			req.ReturnToVTPool() // as the server's interceptor, once the call is over
+			server.ReleaseRequest(req) // as the server's interceptor, once the call is over
 			out, err := codec.Marshal(resp)
 			if err != nil {
 				panic(err)

@@ -107,10 +107,47 @@ func (c codec) checked(m proto.Message, b []byte, err error) {
 // releaseRequest recycles a RecommendRequest's messages once its call is over (see
 // Unmarshal): nothing may keep the request, or anything reached through it, past the handler.
 // The domain values converted from it share only its strings, which recycling does not change.
+//
+// Each pod's and container's requests map is kept, emptied, with its message: the generated
+// decoder fills a map it finds instead of making one, and those maps were the largest part
+// of what decoding a request allocated (a map and its first group per container). The
+// generated reset would drop them, so the pods are reset here (resetPod) and the request's
+// own reset, given no pods, keeps their list as it is.
 func releaseRequest(req any) {
-	if r, ok := req.(*pb.RecommendRequest); ok {
-		r.ReturnToVTPool()
+	r, ok := req.(*pb.RecommendRequest)
+	if !ok {
+		return
 	}
+	for _, p := range r.Pods {
+		resetPod(p)
+	}
+	r.Pods = r.Pods[:0]
+	r.ReturnToVTPool()
+}
+
+// resetPod is p.ResetVT() but for the requests maps of p and its containers, which it empties
+// and keeps. A map found empty decodes as no requests, as a missing one does.
+func resetPod(p *pb.PodState) {
+	for _, c := range p.Containers {
+		m := c.Requests
+		c.ResetVT()
+		c.Requests = emptied(m)
+	}
+	for _, c := range p.InitContainers {
+		m := c.Requests
+		c.ResetVT()
+		c.Requests = emptied(m)
+	}
+	cs, ics, m := p.Containers[:0], p.InitContainers[:0], p.Requests
+	p.Containers, p.InitContainers = nil, nil // already reset: p.ResetVT would drop their maps
+	p.ResetVT()
+	p.Containers, p.InitContainers, p.Requests = cs, ics, emptied(m)
+}
+
+// emptied clears m and returns it.
+func emptied(m map[string]string) map[string]string {
+	clear(m)
+	return m
 }
 
 // vtRequest is a message with vtprotobuf's generated unmarshaller.
