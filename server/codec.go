@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 
 	"google.golang.org/grpc/encoding"
@@ -41,6 +42,19 @@ func newCodec() codec {
 	msgs := pb.File_recommender_v1_recommender_proto.Messages()
 	for i := range msgs.Len() {
 		utf8Tables(msgs.Get(i), c.strings)
+	}
+	// A message field is looked into only if its type holds a string somewhere (a pod's
+	// timestamps, for one, do not): marked until nothing changes, as message types may nest
+	// in cycles.
+	for changed := true; changed; {
+		changed = false
+		for _, t := range c.strings {
+			if !t.hasStrings && slices.ContainsFunc(t.byNum, func(f fieldCheck) bool {
+				return f.utf8 || f.msg != nil && f.msg.hasStrings
+			}) {
+				t.hasStrings, changed = true, true
+			}
+		}
 	}
 	return c
 }
@@ -178,8 +192,9 @@ func (c codec) Unmarshal(data mem.BufferSlice, v any) error {
 // number, a string (utf8 true) or a message holding strings (msg set). Built once per codec
 // from the descriptors (utf8Tables), so the check looks nothing up by name or number.
 type stringFields struct {
-	name  protoreflect.FullName
-	byNum []fieldCheck
+	name       protoreflect.FullName
+	byNum      []fieldCheck
+	hasStrings bool // a string field, in this message or one it holds
 }
 
 type fieldCheck struct {
@@ -243,7 +258,7 @@ func checkUTF8(b []byte, t *stringFields) error {
 		switch c := t.byNum[num]; {
 		case c.utf8 && !utf8.Valid(v):
 			return fmt.Errorf("string field %s.%d contains invalid UTF-8", t.name, num)
-		case c.msg != nil:
+		case c.msg != nil && c.msg.hasStrings:
 			if err := checkUTF8(v, c.msg); err != nil {
 				return err
 			}
