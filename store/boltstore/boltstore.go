@@ -822,7 +822,8 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, 
 	)
 	h, cached := s.hints.GetBytes(k)
 	// keep: build the decoded copy of what is written, for the cache and for Update's result.
-	// Apply returns nothing, so its write builds one only for a key the cache holds or admits.
+	// Apply returns nothing, so its write builds one only for a key the cache holds or admits,
+	// or whose ReportScale is due (see apply).
 	keep := !shared || cached || s.hints.Admit()
 	if cached {
 		base, baseRev, baseSpec = h.t, h.rev, h.spec
@@ -909,6 +910,20 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, 
 	return result, nil
 }
 
+// awaitsReport reports whether next adds a decision that awaits its ReportScale to base: an
+// update of the same target that comes within moments, which then finds the record kept
+// decoded instead of reading and decoding it again, whatever the cache admits otherwise.
+func awaitsReport(base, next *store.Target) bool {
+	n := len(next.Pending)
+	if n == 0 {
+		return false
+	}
+	if base == nil || len(base.Pending) == 0 {
+		return true
+	}
+	return base.Pending[len(base.Pending)-1].RecommendationID != next.Pending[n-1].RecommendationID
+}
+
 // decodeError is a stored record that does not decode: a store failure, not fn's error.
 type decodeError struct{ err error }
 
@@ -927,7 +942,8 @@ type prepared struct {
 // prepares its result for writing. done is true when fn returned nil: nothing to write.
 // baseSpec is the encoding of base's spec as its cache entry keeps it (nil: unknown); when fn's
 // result has the same spec, base's decoded spec is reused (codec.MarshalNormalizedAfter).
-// Without keep, only the encoding is prepared (w.frozen and w.spec nil).
+// Without keep, only the encoding is prepared (w.frozen and w.spec nil), unless fn's result
+// adds a decision awaiting its report (awaitsReport).
 func apply(key store.Key, base *store.Target, baseSpec []byte, fn store.UpdateFunc, shared, keep bool) (w prepared, done bool, err error) {
 	cur := base
 	if base != nil && !shared {
@@ -944,7 +960,7 @@ func apply(key store.Key, base *store.Target, baseSpec []byte, fn store.UpdateFu
 	}
 	withKey := *next
 	withKey.Key = key
-	if !keep {
+	if !keep && !awaitsReport(base, next) {
 		if w.enc, err = codec.MarshalUnrevised(&withKey); err != nil {
 			return prepared{}, false, &decodeError{err}
 		}

@@ -3,6 +3,7 @@ package boltstore
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -150,6 +151,60 @@ func TestHintsBounded(t *testing.T) {
 	}
 	if cached(held) {
 		t.Error("a deleted target is still cached")
+	}
+}
+
+// TestHintsKeepWhatAwaitsReport: a full cache that admits few misses still keeps the record of
+// an Apply that adds a decision awaiting its ReportScale (the next update of that target comes
+// within moments); an Apply that adds none is kept only as often as any miss.
+func TestHintsKeepWhatAwaitsReport(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "hpa.db"), Options{CachedTargets: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := t.Context()
+	key := func(i int) store.Key { return store.Key{Cluster: "c", Namespace: "ns", Name: fmt.Sprintf("t%d", i)} }
+	cached := func(k store.Key) bool { _, ok := s.hints.GetBytes(codec.EncodeKey(k)); return ok }
+	decide := func(id string) store.UpdateFunc {
+		return func(cur *store.Target) (*store.Target, error) {
+			next := &store.Target{Spec: recommender.Spec{MaxReplicas: 3}}
+			if cur != nil {
+				next.Pending = slices.Clone(cur.Pending)
+			}
+			if id != "" {
+				next.Pending = append(next.Pending, store.PendingDecision{RecommendationID: id, CurrentReplicas: 1, DesiredReplicas: 2})
+			}
+			return next, nil
+		}
+	}
+	const n = 200
+	for i := range n { // fill the cache, then the targets are misses
+		if err := s.Apply(ctx, key(i), decide("")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept := 0
+	for i := range n {
+		if err := s.Apply(ctx, key(i), decide("")); err != nil {
+			t.Fatal(err)
+		}
+		if cached(key(i)) {
+			kept++
+		}
+		if err := s.Apply(ctx, key(i), decide(fmt.Sprint("r", i))); err != nil {
+			t.Fatal(err)
+		}
+		if !cached(key(i)) {
+			t.Fatalf("target %d: an Apply adding a pending decision left it out of the cache", i)
+		}
+	}
+	// Binomial(200, 1/8) at most, plus the targets left cached by the step before: mean < 27.
+	if kept > 60 {
+		t.Errorf("%d of %d Applies adding no pending decision were kept, want about one in %d", kept, n, bounded.AdmitOneIn)
+	}
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
 	}
 }
 
