@@ -42,8 +42,8 @@ func benchTarget() *store.Target {
 					{Type: "Percent", Value: 10, PeriodSeconds: 60}}},
 			},
 		},
-		State: recommender.State{Seeded: true, Conditions: conds},
-		Pending: []store.PendingDecision{{RecommendationID: "01JQ7Z3K8W", Time: now, CurrentReplicas: 8, DesiredReplicas: 10}},
+		State:    recommender.State{Seeded: true, Conditions: conds},
+		Pending:  []store.PendingDecision{{RecommendationID: "01JQ7Z3K8W", Time: now, CurrentReplicas: 8, DesiredReplicas: 10}},
 		Reported: []string{"01JQ7Z3K8A", "01JQ7Z3K8B"},
 		LastDecision: &store.LastDecision{RecommendationID: "01JQ7Z3K8W", Decision: recommender.Decision{
 			Time: now, CurrentReplicas: 8, DesiredReplicas: 10, Conditions: conds,
