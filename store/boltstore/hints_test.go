@@ -89,31 +89,44 @@ func TestStaleHintIsNotTrusted(t *testing.T) {
 	}
 }
 
+// openCaching opens a store whose cache holds n targets.
+func openCaching(t *testing.T, n int) *Store {
+	t.Helper()
+	s, err := Open(filepath.Join(t.TempDir(), "hpa.db"), Options{CachedTargets: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// hintKey is the i-th target of the cache tests.
+func hintKey(i int) store.Key {
+	return store.Key{Cluster: "c", Namespace: "ns", Name: fmt.Sprintf("t%d", i)}
+}
+
+// isCached reports whether s's cache holds k.
+func isCached(s *Store, k store.Key) bool { _, ok := s.hints.GetBytes(codec.EncodeKey(k)); return ok }
+
 // TestHintsBounded: the cache never holds more than its bound; it admits every target while it
 // has room, then about one Apply in bounded.AdmitOneIn of a target it does not hold (the others build no
 // decoded copy), keeps a target it holds, and Delete drops the entry.
 func TestHintsBounded(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "hpa.db"), Options{CachedTargets: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openCaching(t, 5)
 	ctx := t.Context()
-	key := func(i int) store.Key { return store.Key{Cluster: "c", Namespace: "ns", Name: fmt.Sprintf("t%d", i)} }
-	cached := func(k store.Key) bool { _, ok := s.hints.GetBytes(codec.EncodeKey(k)); return ok }
 	const n = 800
 	admitted := 0
 	for i := range n {
-		if err := s.Apply(ctx, key(i), bump); err != nil {
+		if err := s.Apply(ctx, hintKey(i), bump); err != nil {
 			t.Fatal(err)
 		}
 		if l := s.hints.Len(); l > 5 {
 			t.Fatalf("%d cache entries after %d targets, bound 5", l, i+1)
 		}
 		switch {
-		case i < 5 && !cached(key(i)):
+		case i < 5 && !isCached(s, hintKey(i)):
 			t.Fatalf("target %d not cached while the cache had room", i)
-		case i >= 5 && cached(key(i)):
+		case i >= 5 && isCached(s, hintKey(i)):
 			admitted++
 		}
 	}
@@ -123,8 +136,8 @@ func TestHintsBounded(t *testing.T) {
 	}
 	var held store.Key
 	for i := range n {
-		if cached(key(i)) {
-			held = key(i)
+		if isCached(s, hintKey(i)) {
+			held = hintKey(i)
 		}
 	}
 	// Apply shares the cached target with fn: this one only reads it.
@@ -139,7 +152,7 @@ func TestHintsBounded(t *testing.T) {
 		if err := s.Apply(ctx, held, readOnlyBump); err != nil {
 			t.Fatal(err)
 		}
-		if !cached(held) {
+		if !isCached(s, held) {
 			t.Fatal("a cached target's update dropped it from the cache")
 		}
 	}
@@ -149,7 +162,7 @@ func TestHintsBounded(t *testing.T) {
 	if err := s.Delete(ctx, held); err != nil {
 		t.Fatal(err)
 	}
-	if cached(held) {
+	if isCached(s, held) {
 		t.Error("a deleted target is still cached")
 	}
 }
@@ -158,14 +171,8 @@ func TestHintsBounded(t *testing.T) {
 // an Apply that adds a decision awaiting its ReportScale (the next update of that target comes
 // within moments); an Apply that adds none is kept only as often as any miss.
 func TestHintsKeepWhatAwaitsReport(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "hpa.db"), Options{CachedTargets: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openCaching(t, 2)
 	ctx := t.Context()
-	key := func(i int) store.Key { return store.Key{Cluster: "c", Namespace: "ns", Name: fmt.Sprintf("t%d", i)} }
-	cached := func(k store.Key) bool { _, ok := s.hints.GetBytes(codec.EncodeKey(k)); return ok }
 	decide := func(id string) store.UpdateFunc {
 		return func(cur *store.Target) (*store.Target, error) {
 			next := &store.Target{Spec: recommender.Spec{MaxReplicas: 3}}
@@ -180,22 +187,22 @@ func TestHintsKeepWhatAwaitsReport(t *testing.T) {
 	}
 	const n = 200
 	for i := range n { // fill the cache, then the targets are misses
-		if err := s.Apply(ctx, key(i), decide("")); err != nil {
+		if err := s.Apply(ctx, hintKey(i), decide("")); err != nil {
 			t.Fatal(err)
 		}
 	}
 	kept := 0
 	for i := range n {
-		if err := s.Apply(ctx, key(i), decide("")); err != nil {
+		if err := s.Apply(ctx, hintKey(i), decide("")); err != nil {
 			t.Fatal(err)
 		}
-		if cached(key(i)) {
+		if isCached(s, hintKey(i)) {
 			kept++
 		}
-		if err := s.Apply(ctx, key(i), decide(fmt.Sprint("r", i))); err != nil {
+		if err := s.Apply(ctx, hintKey(i), decide(fmt.Sprint("r", i))); err != nil {
 			t.Fatal(err)
 		}
-		if !cached(key(i)) {
+		if !isCached(s, hintKey(i)) {
 			t.Fatalf("target %d: an Apply adding a pending decision left it out of the cache", i)
 		}
 	}
