@@ -38,7 +38,7 @@ type Options struct {
 const (
 	DefaultTimeout       = time.Second
 	DefaultMaxBatchSize  = 64
-	DefaultMaxBatchDelay = 200 * time.Microsecond
+	DefaultMaxBatchDelay = time.Millisecond
 )
 
 // deleteChunk bounds how many targets one DeleteUnseenSince transaction removes.
@@ -389,8 +389,9 @@ func (s *Store) DeleteUnseenSince(ctx context.Context, cutoff time.Time) (int, e
 }
 
 // Ping implements store.Store: the file answers a read. After a write failed (a full disk),
-// Ping reports that failure until a write commits again, and tries one itself (it rewrites a
-// key of the meta bucket), so that health comes back once the disk has room.
+// Ping reports that failure until a write commits again, and tries one itself: it commits
+// probeSize bytes under a key of the meta bucket and removes them again, so that health comes
+// back once the disk has that much room, not at the first small write that fits.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -402,9 +403,10 @@ func (s *Store) Ping(ctx context.Context) error {
 		return nil
 	})
 	if err == nil && s.failed.Load() != nil {
-		err = s.db.Update(func(tx *bolt.Tx) error {
-			return tx.Bucket(bucketMeta).Put(keyProbe, []byte(time.Now().UTC().Format(time.RFC3339Nano)))
-		})
+		err = s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keyProbe, make([]byte, probeSize)) })
+		if err == nil {
+			err = s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Delete(keyProbe) })
+		}
 		s.wrote(err)
 	}
 	if err != nil {
@@ -412,6 +414,10 @@ func (s *Store) Ping(ctx context.Context) error {
 	}
 	return nil
 }
+
+// probeSize is the room Ping's probe asks of a disk that was full: several full batches of
+// records (64 of ~2 KB each).
+const probeSize = 1 << 20
 
 // Check runs bbolt's consistency check of the whole file, and decodes every record, and
 // returns the first problem found.

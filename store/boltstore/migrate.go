@@ -67,7 +67,15 @@ func migrate(db *bolt.DB, path string) error {
 	if err := upgradeRecords(db); err != nil {
 		return err
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	if err := bumpVersion(db); err != nil {
+		return err
+	}
+	return removeLog(dir)
+}
+
+// bumpVersion sets the schema version to SchemaVersion and drops what only the log needed.
+func bumpVersion(db *bolt.DB) error {
+	err := db.Update(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		if err := meta.Delete(keyWALApplied); err != nil {
 			return err
@@ -77,7 +85,7 @@ func migrate(db *bolt.DB, path string) error {
 	if err != nil {
 		return fmt.Errorf("upgrade schema version to %d: %w", SchemaVersion, err)
 	}
-	return removeLog(dir)
+	return nil
 }
 
 // removeLog removes the log directory, whose writes the file holds.

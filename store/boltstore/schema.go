@@ -12,7 +12,7 @@ import (
 //
 //	meta     bucket
 //	  "schema_version" -> decimal ASCII, "5"
-//	  "ping_probe"     -> the time of Ping's last write probe (after a failed write)
+//	  "ping_probe"     -> Ping's probe after a failed write, removed again at once
 //	targets  bucket, its sequence is the revision counter
 //	  codec.EncodeKey(key) -> codec record of format 4 (carrying its revision)
 //
