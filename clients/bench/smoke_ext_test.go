@@ -228,7 +228,7 @@ func TestStoreMetricsRead(t *testing.T) {
 	}
 	calls := float64(run.Recommend.Count + run.ReportScale.Count)
 	// Every acknowledged call wrote once; the warm-up's writes count too.
-	if s.Writes < calls || s.WritesPerSync < 1 || s.WritesPerSync > 4 || s.LogTargets != 20 || s.LogTargetsLimit != boltstore.FleetCheckpointRecords || s.CheckpointedPerWrite != 0 {
+	if s.Writes < calls || s.WritesPerSync < 1 || s.WritesPerSync > 4 || s.LogTargets != 20 || s.LogTargetsLimit != 16384 || s.CheckpointedPerWrite != 0 {
 		t.Errorf("store figures %+v for %v acknowledged calls by 4 callers on 20 targets", s, calls)
 	}
 	// A commit includes its log write and sync; the commits take part of the time between the
