@@ -1,5 +1,5 @@
 // Package bounded is a map of at most a given number of entries that the stores keep in memory
-// beside their database (the bbolt store's decoded records, the etcd store's latest records):
+// beside their database (the etcd store's latest records):
 // random replacement, and once full, few of the keys that missed admitted, so that a fleet
 // larger than the map, decided target after target, keeps most entries until their next use.
 //

@@ -41,14 +41,12 @@ const binaryHeader = 21
 // isBinary reports whether b opens as a binary record.
 func isBinary(b []byte) bool { return len(b) > 0 && b[0] == binaryMagic }
 
-// binDecoder reads a binary record into a target. Every string is carved from text, one copy
-// of the record made up front, so the result never aliases the input and costs one allocation
-// for all its strings. It keeps the first error; reads past it return zero values.
+// binDecoder reads a binary record into a target; strings are copied out of b. It keeps the
+// first error; reads past it return zero values.
 type binDecoder struct {
-	b    []byte
-	text string // the record as a string, b's copy
-	off  int
-	err  error
+	b   []byte
+	off int
+	err error
 	// qtyErr is the first quantity whose text does not parse: the record reads, but not as a
 	// target (decRecord's error).
 	qtyErr error
@@ -117,7 +115,7 @@ func (d *binDecoder) str() string {
 		d.fail("string longer than the record")
 		return ""
 	}
-	s := d.text[d.off : d.off+int(n)]
+	s := string(d.b[d.off : d.off+int(n)])
 	d.off += int(n)
 	return s
 }
@@ -207,7 +205,7 @@ func decodeBinary(b []byte) (*store.Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := binDecoder{b: b, text: string(b), off: binaryHeader}
+	d := binDecoder{b: b, off: binaryHeader}
 	t := &store.Target{Revision: rev, LastSeen: seen}
 	t.Key = store.Key{Cluster: d.str(), Namespace: d.str(), Name: d.str()}
 	if d.err == nil && len(b)-d.off < 4 {
@@ -220,16 +218,14 @@ func decodeBinary(b []byte) (*store.Target, error) {
 		case uint64(n) > uint64(len(b)-d.off):
 			d.fail("spec section longer than the record")
 		default:
-			// The decoder itself, its bytes cut at the section's end (a decoder of its own
-			// would be one more allocation: method values make decoders escape).
+			// The spec reads from its section alone.
 			end := d.off + int(n)
-			whole := d.text
-			d.b, d.text = b[:end], d.text[:end]
+			d.b = b[:end]
 			d.spec(&t.Spec)
 			if d.err == nil && d.off != end {
 				d.fail("spec section longer than its spec")
 			}
-			d.b, d.text, d.off = b, whole, end
+			d.b, d.off = b, end
 		}
 	}
 	d.state(&t.State)
