@@ -4,7 +4,8 @@
 // bounded number of times; each TTL deletion is guarded the same way, so a target seen again by
 // another replica is kept.
 //
-// Every key and its encoding is declared in schema.go; records use the shared codec.
+// Every key and its encoding is declared in schema.go; records use the shared codec. Each
+// replica compacts etcd's history, which every write grows (compact.go).
 //
 // It imports store, its codec and the etcd client; never server, proto or gRPC services.
 package etcdstore

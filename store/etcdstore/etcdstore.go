@@ -122,33 +122,17 @@ type Store struct {
 	// fromKept, fromRead and conflicts are UpdateStats'.
 	fromKept, fromRead, conflicts atomic.Uint64
 
-	closed    atomic.Bool
-	closeOnce sync.Once
-	closeErr  error
-	// stopCompacting ends the compaction loop (nil when it does not run) and compacted is
-	// closed when it has returned.
-	stopCompacting context.CancelFunc
-	compacted      chan struct{}
-	// compactions, compactFailures and compactedRev are CompactionStats'.
-	compactions, compactFailures atomic.Uint64
-	compactedRev                 atomic.Int64
+	closed     atomic.Bool
+	closeOnce  sync.Once
+	closeErr   error
+	compaction compactor // see compact.go
 }
 
-var (
-	_ store.CompactionReporter = (*Store)(nil)
-	_ store.UpdateReporter     = (*Store)(nil)
-)
+var _ store.UpdateReporter = (*Store)(nil)
 
 // UpdateStats implements store.UpdateReporter.
 func (s *Store) UpdateStats() store.UpdateStats {
 	return store.UpdateStats{FromKept: s.fromKept.Load(), FromRead: s.fromRead.Load(), Conflicts: s.conflicts.Load()}
-}
-
-// CompactionStats implements store.CompactionReporter.
-func (s *Store) CompactionStats() store.CompactionStats {
-	return store.CompactionStats{
-		Compactions: s.compactions.Load(), Failures: s.compactFailures.Load(), Revision: s.compactedRev.Load(),
-	}
 }
 
 var _ store.Store = (*Store)(nil)
@@ -219,77 +203,8 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		}
 		return nil, fmt.Errorf("open etcd store %v prefix %q: %w", cfg.Endpoints, cfg.Prefix, err)
 	}
-	if cfg.CompactionInterval == 0 {
-		s.cfg.CompactionInterval = DefaultCompactionInterval
-	}
-	if s.cfg.CompactionInterval > 0 {
-		var cctx context.Context
-		cctx, s.stopCompacting = context.WithCancel(context.Background())
-		s.compacted = make(chan struct{})
-		go s.compactLoop(cctx, s.cfg.CompactionInterval)
-	}
+	s.startCompacting()
 	return s, nil
-}
-
-// compactLoop compacts etcd every interval, to the revision it read one interval before,
-// until ctx ends.
-func (s *Store) compactLoop(ctx context.Context, interval time.Duration) {
-	defer close(s.compacted)
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	// prev is the revision read at the tick before, done the last one compacted to (0: none).
-	var prev, done int64
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		prev, done = s.compactTo(ctx, prev, done)
-	}
-}
-
-// compactTo compacts etcd to rev unless it did to done >= rev already, and returns the current
-// revision, to compact to at the next tick, and what it has compacted to. On a failed read it
-// returns rev again: at least an interval old by the next tick.
-func (s *Store) compactTo(ctx context.Context, rev, done int64) (next, compacted int64) {
-	resp, err := call(ctx, s, func(ctx context.Context) (*clientv3.GetResponse, error) {
-		return s.kv.Get(ctx, s.keys.version, clientv3.WithCountOnly())
-	})
-	if err != nil {
-		if ctx.Err() == nil {
-			s.compactFailures.Add(1)
-			if s.cfg.OnCompact != nil {
-				s.cfg.OnCompact(rev, fmt.Errorf("read etcd's revision before compacting: %w", err))
-			}
-		}
-		return rev, done
-	}
-	cur := resp.Header.Revision
-	if rev <= done {
-		return cur, done
-	}
-	_, err = call(ctx, s, func(ctx context.Context) (*clientv3.CompactResponse, error) {
-		return s.client.Compact(ctx, rev)
-	})
-	if errors.Is(err, rpctypes.ErrCompacted) {
-		err = nil // compacted past rev already: by another replica, or etcd itself
-	}
-	if ctx.Err() != nil {
-		return cur, done
-	}
-	if err != nil {
-		s.compactFailures.Add(1)
-		err = fmt.Errorf("compact etcd to revision %d: %w", rev, err)
-	} else {
-		done = rev
-		s.compactedRev.Store(rev)
-		s.compactions.Add(1)
-	}
-	if s.cfg.OnCompact != nil {
-		s.cfg.OnCompact(rev, err)
-	}
-	return cur, done
 }
 
 // probeTLS makes one TLS handshake with endpoint and returns its error, or nil. After the
@@ -727,10 +642,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close implements store.Store. Calling it again does nothing.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
-		if s.stopCompacting != nil {
-			s.stopCompacting()
-			<-s.compacted
-		}
+		s.stopCompacting()
 		s.closed.Store(true)
 		if err := s.client.Close(); err != nil && !errors.Is(err, context.Canceled) {
 			s.closeErr = fmt.Errorf("close etcd store: %w", err)

@@ -35,7 +35,7 @@ func (k staleKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption)
 
 // CompactingEvery is the interval of s's compaction loop, 0 when none runs.
 func (s *Store) CompactingEvery() time.Duration {
-	if s.stopCompacting == nil {
+	if s.compaction.stop == nil {
 		return 0
 	}
 	return s.cfg.CompactionInterval
