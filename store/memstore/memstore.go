@@ -110,18 +110,6 @@ func (s *Store) Get(ctx context.Context, key store.Key) (*store.Target, error) {
 // Update implements store.Store. fn is called exactly once, under the lock of the target's
 // shard: it must not call back into the store.
 func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) (*store.Target, error) {
-	return s.update(ctx, key, fn, true)
-}
-
-// Apply is Update for a caller that ignores its result, as the server's decisions do: the
-// record written is not decoded back.
-func (s *Store) Apply(ctx context.Context, key store.Key, fn store.UpdateFunc) error {
-	_, err := s.update(ctx, key, fn, false)
-	return err
-}
-
-// update is Update; with result false it returns no target.
-func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, result bool) (*store.Target, error) {
 	if err := codec.CheckKey(key); err != nil {
 		return nil, err
 	}
@@ -144,27 +132,14 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, 
 	switch {
 	case err != nil:
 		return nil, err
-	case next == nil && existed && result:
+	case next == nil && existed:
 		return decode(key, b) // not arg, which fn may have changed
 	case next == nil:
 		return nil, nil
 	}
 	withKey := *next // fn's result is not changed
 	withKey.Key = key
-	var (
-		u      codec.Unrevised
-		stored *store.Target
-	)
-	if result {
-		u, stored, err = codec.MarshalNormalized(&withKey)
-	} else {
-		u, err = codec.MarshalUnrevised(&withKey)
-	}
-	if err != nil {
-		return nil, err
-	}
-	rev := s.rev.Add(1)
-	enc, err := u.Revise(rev)
+	enc, err := codec.Marshal(&withKey, s.rev.Add(1))
 	if err != nil {
 		return nil, err
 	}
@@ -174,10 +149,7 @@ func (s *Store) update(ctx context.Context, key store.Key, fn store.UpdateFunc, 
 		s.added[k] = struct{}{}
 		s.keysMu.Unlock()
 	}
-	if stored != nil {
-		stored.Key, stored.Revision = key, rev // decoded from enc's bytes: it shares nothing
-	}
-	return stored, nil
+	return decode(key, enc) // what is stored, sharing nothing with fn's result
 }
 
 // Delete implements store.Store.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -94,95 +93,4 @@ func TestKeyIndexFollowsWrites(t *testing.T) {
 		}
 	}
 	check(-1)
-}
-
-// TestApplyWritesWhatUpdateWrites checks that Apply stores what Update stores.
-func TestApplyWritesWhatUpdateWrites(t *testing.T) {
-	s := memstore.New()
-	t.Cleanup(func() { _ = s.Close() })
-	spec := storetest.FullSpec()
-	fn := func(cur *store.Target) (*store.Target, error) {
-		if cur == nil {
-			cur = &store.Target{}
-		}
-		cur.Spec = spec
-		cur.LastSeen = cur.LastSeen.Add(time.Minute)
-		cur.Reported = append(cur.Reported, fmt.Sprint(len(cur.Reported)))
-		return cur, nil
-	}
-	a := store.Key{Cluster: "c", Namespace: "ns", Name: "applied"}
-	u := store.Key{Cluster: "c", Namespace: "ns", Name: "updated"}
-	for range 3 {
-		if err := s.Apply(t.Context(), a, fn); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Update(t.Context(), u, fn); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ga, err := s.Get(t.Context(), a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gu, err := s.Get(t.Context(), u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ga.Revision != gu.Revision-1 {
-		t.Errorf("revisions %d (applied) and %d (updated): want consecutive, the last writes", ga.Revision, gu.Revision)
-	}
-	ga.Key, ga.Revision = gu.Key, gu.Revision
-	if d := cmp.Diff(gu, ga); d != "" {
-		t.Errorf("Apply stored something else than Update (-updated +applied):\n%s", d)
-	}
-	if len(ga.Reported) != 3 {
-		t.Errorf("Reported %v after three writes, want three entries", ga.Reported)
-	}
-}
-
-// BenchmarkUpdateManyTargets is the server's write pattern on the memory store: 64 writers, each
-// rewriting a random one of 10,000 targets that carry a full spec.
-func BenchmarkUpdateManyTargets(b *testing.B) {
-	for _, apply := range []bool{false, true} {
-		b.Run(fmt.Sprintf("apply=%v", apply), func(b *testing.B) {
-			const targets = 10000
-			s := memstore.New()
-			b.Cleanup(func() { _ = s.Close() })
-			spec := storetest.FullSpec()
-			var clock atomic.Int64
-			fn := func(cur *store.Target) (*store.Target, error) {
-				next := &store.Target{Spec: spec, LastSeen: t0.Add(time.Duration(clock.Add(1)))}
-				if cur != nil {
-					next.State = cur.State
-				}
-				return next, nil
-			}
-			key := func(i int) store.Key {
-				return store.Key{Cluster: "bench", Namespace: "ns", Name: fmt.Sprintf("t%d", i)}
-			}
-			write := func(k store.Key) error {
-				if apply {
-					return s.Apply(b.Context(), k, fn)
-				}
-				_, err := s.Update(b.Context(), k, fn)
-				return err
-			}
-			for i := range targets {
-				if err := write(key(i)); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.SetParallelism(32)
-			b.ReportAllocs()
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					if err := write(key(rand.N(targets))); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			})
-		})
-	}
 }

@@ -71,18 +71,18 @@ func benchTarget() *store.Target {
 	return t
 }
 
-// BenchmarkMarshalNormalized is a write's encoding, the decoded copy a store keeps included.
-func BenchmarkMarshalNormalized(b *testing.B) {
+// BenchmarkMarshal is a write's encoding.
+func BenchmarkMarshal(b *testing.B) {
 	t := benchTarget()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, err := MarshalNormalized(t); err != nil {
+		if _, err := Marshal(t, 7); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
-// BenchmarkUnmarshal is the read of a record not kept decoded.
+// BenchmarkUnmarshal is a read's decoding.
 func BenchmarkUnmarshal(b *testing.B) {
 	rec, err := Marshal(benchTarget(), 7)
 	if err != nil {

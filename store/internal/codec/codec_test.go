@@ -3,9 +3,9 @@ package codec
 import (
 	"bytes"
 	"math"
+	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hpa-recommender/hpa-recommender/recommender"
 	"github.com/hpa-recommender/hpa-recommender/store"
@@ -80,29 +80,52 @@ func TestNonFiniteRatiosRoundTrip(t *testing.T) {
 	}
 }
 
-func TestUnmarshalRefusesOtherVersions(t *testing.T) {
-	for _, b := range []string{`{"v":3}`, `{"v":0}`, `{"v":-1}`, `{}`, `not json`} {
-		if _, _, err := Unmarshal([]byte(b)); err == nil {
-			t.Errorf("Unmarshal(%s) succeeded", b)
-		}
-		if _, err := LastSeen([]byte(b)); err == nil {
-			t.Errorf("LastSeen(%s) succeeded", b)
+func TestUpgradeRefusesOtherVersions(t *testing.T) {
+	for _, b := range []string{`{"v":3}`, `{"v":0}`, `{"v":-1}`, `{}`, `not json`, ``} {
+		if _, _, err := Upgrade([]byte(b)); err == nil {
+			t.Errorf("Upgrade(%q) succeeded", b)
 		}
 	}
 	const want = "unsupported record version 3 (this binary reads 1 to 2, and 4)"
-	if _, _, err := Unmarshal([]byte(`{"v":3}`)); err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("Unmarshal of version 3: %v, want an error saying %q", err, want)
+	if _, _, err := Upgrade([]byte(`{"v":3}`)); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Upgrade of version 3: %v, want an error saying %q", err, want)
 	}
-	for _, b := range []string{`{"v":1,"lastSeen":"2026-01-01T00:00:00Z"}`, `{"v":2,"lastSeen":"2026-01-01T00:00:00Z"}`} {
-		if seen, err := LastSeen([]byte(b)); err != nil || !seen.Equal(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) {
-			t.Errorf("LastSeen(%s) = %v, %v", b, seen, err)
+}
+
+// TestOnlyUpgradeReadsOldFormats: Unmarshal and LastSeen refuse a record of an older format,
+// saying it was not upgraded, and Upgrade reads it.
+func TestOnlyUpgradeReadsOldFormats(t *testing.T) {
+	v1, err := os.ReadFile("testdata/record-v1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v3, err := os.ReadFile("testdata/format3/fixture-0.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range [][]byte{v1, v3, []byte(`{"v":2,"lastSeen":"2026-01-01T00:00:00Z","key":{}}`)} {
+		if _, _, err := Unmarshal(b); err == nil || !strings.Contains(err.Error(), "not upgraded") {
+			t.Errorf("Unmarshal(%.20q): %v, want an error saying it is not upgraded", b, err)
+		}
+		if _, err := LastSeen(b); err == nil || !strings.Contains(err.Error(), "not upgraded") {
+			t.Errorf("LastSeen(%.20q): %v, want an error saying it is not upgraded", b, err)
+		}
+		up, upgraded, err := Upgrade(b)
+		if err != nil || !upgraded {
+			t.Fatalf("Upgrade(%.20q) = %v, %v", b, upgraded, err)
+		}
+		if _, _, err := Unmarshal(up); err != nil {
+			t.Errorf("the upgraded record does not decode: %v", err)
+		}
+		if again, upgraded, err := Upgrade(up); err != nil || upgraded || !bytes.Equal(again, up) {
+			t.Errorf("Upgrade of a record of format 4 = %v, %v; want it back as it is", upgraded, err)
 		}
 	}
 }
 
-func TestUnmarshalRefusesBadQuantity(t *testing.T) {
+func TestUpgradeRefusesBadQuantity(t *testing.T) {
 	b := `{"v":1,"spec":{"maxReplicas":1,"metrics":[{"type":"Resource","resource":{"name":"cpu","target":{"type":"AverageValue","averageValue":"lots"}}}]},"state":{"history":{}},"lastSeen":"2026-01-01T00:00:00Z","key":{}}`
-	if _, _, err := Unmarshal([]byte(b)); err == nil || !strings.Contains(err.Error(), "lots") {
-		t.Errorf("Unmarshal with a bad quantity: %v, want an error naming it", err)
+	if _, _, err := Upgrade([]byte(b)); err == nil || !strings.Contains(err.Error(), "lots") {
+		t.Errorf("Upgrade with a bad quantity: %v, want an error naming it", err)
 	}
 }

@@ -16,8 +16,8 @@ import (
 
 // Legacy record format 3: the record of format 2 (recordV1 and the same rules: conditionsAsState,
 // quantities as their canonical text, durations in nanoseconds) in a hand-made binary layout,
-// which the bbolt store and the memory store wrote until format 4. It is read, never written:
-// a record keeps its format until its target is written again.
+// which the bbolt store and the memory store wrote until format 4. It is read only by Upgrade,
+// never written.
 //
 // Layout, every integer little-endian:
 //

@@ -15,8 +15,7 @@ import (
 )
 
 // Legacy record formats 1 and 2: JSON, which the etcd store wrote until format 4 (and the bbolt
-// store before format 3). They are read, never written: a record keeps its format until its
-// target is written again. Times are RFC 3339 in UTC; quantities their canonical text;
+// store before format 3). They are read only by Upgrade, never written. Times are RFC 3339 in UTC; quantities their canonical text;
 // durations nanoseconds; NaN and infinities quoted. The formats differ in one member:
 //
 //   - Version 1: lastDecision.conditions holds the decision's conditions.
@@ -279,33 +278,6 @@ func checkVersion(v int) error {
 			v, oldestJSONVersion, newestJSONVersion, formatProto)
 	}
 	return nil
-}
-
-// lastSeenJSON decodes only the version and lastSeen of a JSON record.
-func lastSeenJSON(b []byte) (time.Time, error) {
-	var r struct {
-		V        int       `json:"v"`
-		LastSeen time.Time `json:"lastSeen"`
-	}
-	if err := json.Unmarshal(b, &r); err != nil {
-		return time.Time{}, fmt.Errorf("decode target record: %w", err)
-	}
-	if err := checkVersion(r.V); err != nil {
-		return time.Time{}, err
-	}
-	return r.LastSeen.UTC(), nil
-}
-
-// revisionJSON reads the revision a JSON record opens with ({"v":N,"rev":R,...}).
-func revisionJSON(b []byte) (int64, bool) {
-	var r struct {
-		V   int   `json:"v"`
-		Rev int64 `json:"rev"`
-	}
-	if json.Unmarshal(b, &r) != nil || checkVersion(r.V) != nil || r.Rev <= 0 {
-		return 0, false
-	}
-	return r.Rev, true
 }
 
 // decRecord converts a JSON record to the domain types.

@@ -15,47 +15,48 @@ import (
 	"github.com/hpa-recommender/hpa-recommender/store/storetest"
 )
 
-// TestFormat3StillReads: records of format 3 that release 17d0253 wrote for the first fixture
-// targets (testdata/format3/fixture-N.bin, revision 100+N) decode to those targets, and
-// Revision and LastSeen read them.
-func TestFormat3StillReads(t *testing.T) {
+// TestFormat3Upgrades: records of format 3 that release 17d0253 wrote for the first fixture
+// targets (testdata/format3/fixture-N.bin, revision 100+N) upgrade to those targets, their
+// revision kept.
+func TestFormat3Upgrades(t *testing.T) {
 	for i, want := range storetest.FixtureTargets()[:6] {
 		b, err := os.ReadFile(fmt.Sprintf("testdata/format3/fixture-%d.bin", i))
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, rev, err := Unmarshal(b)
+		up, upgraded, err := Upgrade(b)
+		if err != nil || !upgraded {
+			t.Fatalf("fixture %d: Upgrade = %v, %v", i, upgraded, err)
+		}
+		got, rev, err := Unmarshal(up)
 		if err != nil {
 			t.Fatalf("fixture %d: %v", i, err)
 		}
-		norm, err := Normalize(want)
-		if err != nil {
-			t.Fatal(err)
-		}
-		norm.Revision = int64(100 + i)
+		norm := roundTrip(t, want, int64(100+i))
 		if rev != norm.Revision {
 			t.Errorf("fixture %d: revision %d, want %d", i, rev, norm.Revision)
 		}
 		if d := cmp.Diff(norm, got, exact); d != "" {
 			t.Errorf("fixture %d (-want +got):\n%s", i, d)
 		}
-		if r, ok := Revision(b); !ok || r != norm.Revision {
-			t.Errorf("fixture %d: Revision = %d, %v", i, r, ok)
-		}
-		if seen, err := LastSeen(b); err != nil || !seen.Equal(want.LastSeen) {
+		if seen, err := LastSeen(up); err != nil || !seen.Equal(want.LastSeen) {
 			t.Errorf("fixture %d: LastSeen = %v, %v; want %v", i, seen, err, want.LastSeen)
 		}
 	}
 }
 
-// TestVersion1StillReads: a JSON record of version 1 that an older binary stored decodes, its
-// revision and LastSeen read, and written again in format 4 it is smaller and decodes the same.
-func TestVersion1StillReads(t *testing.T) {
+// TestVersion1Upgrades: a JSON record of version 1 that an older binary stored upgrades, its
+// revision kept, to a record of format 4 that is less than half its size.
+func TestVersion1Upgrades(t *testing.T) {
 	v1, err := os.ReadFile("testdata/record-v1.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tgt, rev, err := Unmarshal(v1)
+	v4, upgraded, err := Upgrade(v1)
+	if err != nil || !upgraded {
+		t.Fatalf("Upgrade = %v, %v", upgraded, err)
+	}
+	tgt, rev, err := Unmarshal(v4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,27 +64,27 @@ func TestVersion1StillReads(t *testing.T) {
 		len(tgt.State.Conditions) != 4 || tgt.LastDecision == nil || len(tgt.State.History.Recommendations) != 10 {
 		t.Fatalf("decoded revision %d, key %v, %d conditions, decision %v", rev, tgt.Key, len(tgt.State.Conditions), tgt.LastDecision != nil)
 	}
-	if got, ok := Revision(v1); !ok || got != 35902 {
-		t.Errorf("Revision = %d, %v; want 35902", got, ok)
-	}
-	if seen, err := LastSeen(v1); err != nil || !seen.Equal(tgt.LastSeen) {
+	if seen, err := LastSeen(v4); err != nil || !seen.Equal(tgt.LastSeen) {
 		t.Errorf("LastSeen = %v, %v; want %v", seen, err, tgt.LastSeen)
-	}
-	v4, err := Marshal(tgt, rev)
-	if err != nil {
-		t.Fatal(err)
 	}
 	t.Logf("version 1 record: %d bytes; the same target in format 4: %d bytes", len(v1), len(v4))
 	if len(v4) >= len(v1)/2 {
 		t.Errorf("format 4 takes %d bytes, version 1 %d: want less than half", len(v4), len(v1))
 	}
-	back, rev4, err := Unmarshal(v4)
-	if err != nil || rev4 != rev {
-		t.Fatalf("Unmarshal(format 4) = rev %d, %v", rev4, err)
+}
+
+// roundTrip returns what storing t with revision rev gives back.
+func roundTrip(t *testing.T, in *store.Target, rev int64) *store.Target {
+	t.Helper()
+	b, err := Marshal(in, rev)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if d := cmp.Diff(tgt, back, exact); d != "" {
-		t.Errorf("formats 1 and 4 decode differently (-v1 +v4):\n%s", d)
+	out, _, err := Unmarshal(b)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return out
 }
 
 // TestConditionsAsState: a decision stored with the state's conditions (equal instants in any
@@ -112,7 +113,7 @@ func TestConditionsAsState(t *testing.T) {
 	in := storetest.FixtureTargets()[0]
 	rec := toRecord(in)
 	rec.LastDecision.ConditionsAsState = true
-	rec.LastDecision.Conditions = new(msgs).conditions(in.State.Conditions)
+	rec.LastDecision.Conditions = toConditions(in.State.Conditions)
 	b, err := rec.MarshalVT()
 	if err != nil {
 		t.Fatal(err)
@@ -185,14 +186,12 @@ func TestRefusesMalformedFormat4(t *testing.T) {
 	if _, _, err := Unmarshal(over); err == nil {
 		t.Error("Unmarshal of a revision above MaxInt64 succeeded")
 	}
-	if _, ok := Revision(over); ok {
-		t.Error("Revision of a revision above MaxInt64 is ok")
-	}
 }
 
-// FuzzUnmarshal: any bytes, in any format's clothing, either fail to decode, with an error, or
-// decode to a target whose record (format 4) decodes to the same target again; nothing panics.
-func FuzzUnmarshal(f *testing.F) {
+// FuzzUpgradeAndUnmarshal: any bytes, in any format's clothing, either fail to upgrade or decode,
+// with an error, or decode to a target whose record decodes to the same target again; nothing
+// panics.
+func FuzzUpgradeAndUnmarshal(f *testing.F) {
 	for _, in := range []*store.Target{storetest.FixtureTargets()[0], {}, randomTarget(rand.New(rand.NewPCG(7, 8)))} {
 		if b, err := Marshal(in, 9); err == nil {
 			f.Add(b)
@@ -205,7 +204,11 @@ func FuzzUnmarshal(f *testing.F) {
 		}
 		f.Add(b)
 	}
-	f.Fuzz(func(t *testing.T, b []byte) {
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		b, _, err := Upgrade(raw)
+		if err != nil {
+			return
+		}
 		got, rev, err := Unmarshal(b)
 		if err != nil {
 			return
@@ -225,48 +228,4 @@ func FuzzUnmarshal(f *testing.F) {
 			t.Fatalf("LastSeen = %v, %v; Unmarshal's %v", seen, err, got.LastSeen)
 		}
 	})
-}
-
-// TestMarshalNormalizedAfter: with or without a base whose spec encodes the same, the record and
-// the normalized target are MarshalNormalized's; the spec is base's own exactly when the
-// encodings are equal, and the returned spec encoding is the record's.
-func TestMarshalNormalizedAfter(t *testing.T) {
-	r := rand.New(rand.NewPCG(11, 12))
-	for i := range 500 {
-		in := randomTarget(r)
-		_, base, err := MarshalNormalized(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		baseSpec, err := toRecord(in).Spec.MarshalVT()
-		if err != nil {
-			t.Fatal(err)
-		}
-		next := randomTarget(r)
-		same := i%2 == 0
-		if same {
-			next.Spec = in.Spec // as a request carries it: the same spec again
-		}
-		wantU, want, err := MarshalNormalized(next)
-		if err != nil {
-			t.Fatal(err)
-		}
-		gotU, got, spec, err := MarshalNormalizedAfter(next, base, baseSpec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(gotU.Bytes(), wantU.Bytes()) {
-			t.Fatalf("target %d: the record differs from MarshalNormalized's", i)
-		}
-		if d := cmp.Diff(want, got, exact); d != "" {
-			t.Fatalf("target %d: normalized target differs (-MarshalNormalized +After):\n%s", i, d)
-		}
-		if wantSpec, _ := toRecord(next).Spec.MarshalVT(); !bytes.Equal(spec, wantSpec) {
-			t.Fatalf("target %d: returned spec encoding is not the record's", i)
-		}
-		shared := len(got.Spec.Metrics) > 0 && len(base.Spec.Metrics) > 0 && &got.Spec.Metrics[0] == &base.Spec.Metrics[0]
-		if shared != (same && len(base.Spec.Metrics) > 0) {
-			t.Fatalf("target %d: spec shared with base: %v, same spec: %v", i, shared, same)
-		}
-	}
 }

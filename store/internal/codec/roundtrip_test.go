@@ -125,10 +125,11 @@ var exact = cmp.Options{
 	cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 && a.String() == b.String() }),
 }
 
-// TestNormalizeIsTheRoundTrip: for random targets covering every field, Normalize gives exactly
-// what encoding and decoding gives (nil versus empty included), and shares nothing with its
-// input.
-func TestNormalizeIsTheRoundTrip(t *testing.T) {
+// TestRoundTrip: for random targets covering every field, what Unmarshal returns encodes to
+// the same bytes again (nothing is lost or changed on the way), carries the revision, keeps no
+// empty slice or map that is not nil, gives the decision and the state conditions of their own,
+// and shares nothing with the target encoded.
+func TestRoundTrip(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := range 2000 {
 		in := randomTarget(r)
@@ -136,7 +137,7 @@ func TestNormalizeIsTheRoundTrip(t *testing.T) {
 			in.Revision = -in.Revision
 		}
 		if in.LastDecision != nil {
-			// Decisions whose conditions are the state's, which version 2 writes once.
+			// Decisions whose conditions are the state's, which the record writes once.
 			switch i % 3 {
 			case 1:
 				in.LastDecision.Decision.Conditions = in.State.Conditions
@@ -148,46 +149,31 @@ func TestNormalizeIsTheRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("target %d: Marshal: %v", i, err)
 		}
-		want, rev, err := Unmarshal(b)
+		got, rev, err := Unmarshal(b)
 		if err != nil {
 			t.Fatalf("target %d: Unmarshal: %v", i, err)
 		}
-		if rev != in.Revision {
-			t.Fatalf("target %d: revision %d, want %d", i, rev, in.Revision)
+		if rev != in.Revision || got.Revision != in.Revision {
+			t.Fatalf("target %d: revision %d (target's %d), want %d", i, rev, got.Revision, in.Revision)
 		}
-		got, err := Normalize(in)
+		if again, err := Marshal(got, rev); err != nil || !bytes.Equal(again, b) {
+			t.Fatalf("target %d: the decoded target encodes differently (%v)", i, err)
+		}
+		if emptyNotNil(got) {
+			t.Fatalf("target %d: an empty slice or map decoded as non-nil", i)
+		}
+		if conditionsShared(got) {
+			t.Fatalf("target %d: the decision and the state share their conditions", i)
+		}
+		// Shares nothing: scribbling over the input leaves the decoded target as it was.
+		want, _, err := Unmarshal(b)
 		if err != nil {
-			t.Fatalf("target %d: Normalize: %v", i, err)
+			t.Fatal(err)
 		}
-		enc, norm, err := MarshalNormalized(in)
-		if err != nil {
-			t.Fatalf("target %d: MarshalNormalized: %v", i, err)
-		}
-		if unrev, err := Marshal(in, 0); err != nil || !bytes.Equal(enc.Bytes(), unrev) {
-			t.Fatalf("target %d: MarshalNormalized's encoding differs from Marshal(t, 0) (%v)", i, err)
-		}
-		if d := cmp.Diff(want, norm, exact); d != "" {
-			t.Fatalf("target %d: MarshalNormalized's target differs from the round trip:\n%s", i, d)
-		}
-		if d := cmp.Diff(want, got, exact); d != "" {
-			t.Fatalf("target %d: Normalize differs from the round trip (-round trip +Normalize):\n%s", i, d)
-		}
-		if !reflect.DeepEqual(nilness(want), nilness(got)) {
-			t.Fatalf("target %d: nil and empty differ between the round trip and Normalize", i)
-		}
-		for what, tgt := range map[string]*store.Target{"Unmarshal": want, "Normalize": got, "MarshalNormalized": norm} {
-			if conditionsShared(tgt) {
-				t.Fatalf("target %d: %s's decision and state share their conditions", i, what)
-			}
-		}
-		// Shares nothing: scribbling over the input leaves the copy as it was.
 		filler{r}.fill(reflect.ValueOf(in).Elem(), 0)
 		scribble(reflect.ValueOf(in).Elem())
 		if d := cmp.Diff(want, got, exact); d != "" {
-			t.Fatalf("target %d: the copy changed with its input:\n%s", i, d)
-		}
-		if d := cmp.Diff(want, norm, exact); d != "" {
-			t.Fatalf("target %d: MarshalNormalized's copy changed with its input:\n%s", i, d)
+			t.Fatalf("target %d: the decoded target changed with its input:\n%s", i, d)
 		}
 	}
 }
@@ -216,19 +202,20 @@ func conditionsShared(t *store.Target) bool {
 	return shared
 }
 
-// nilness lists, in walk order, whether each slice, map and pointer reachable from v is nil.
-func nilness(v any) []bool {
-	var out []bool
+// emptyNotNil reports whether a slice or map reachable from v is empty but not nil.
+func emptyNotNil(v any) bool {
+	found := false
 	var walk func(reflect.Value)
 	walk = func(v reflect.Value) {
 		switch v.Kind() {
 		case reflect.Pointer:
-			out = append(out, v.IsNil())
 			if !v.IsNil() && v.Type() != reflect.PointerTo(quantityType) {
 				walk(v.Elem())
 			}
 		case reflect.Slice, reflect.Map:
-			out = append(out, v.IsNil())
+			if !v.IsNil() && v.Len() == 0 {
+				found = true
+			}
 			if v.Kind() == reflect.Slice {
 				for i := range v.Len() {
 					walk(v.Index(i))
@@ -246,7 +233,7 @@ func nilness(v any) []bool {
 		}
 	}
 	walk(reflect.ValueOf(v))
-	return out
+	return found
 }
 
 // scribble overwrites, in place, every map entry and slice element and pointed-to value
@@ -283,33 +270,19 @@ func scribble(v reflect.Value) {
 	}
 }
 
+// TestRevision: the revision written is the one read, and a negative one is refused.
 func TestRevision(t *testing.T) {
 	tgt := randomTarget(rand.New(rand.NewPCG(3, 4)))
-	for _, rev := range []int64{1, 9, 10, 123456789, math.MaxInt64} {
+	for _, rev := range []int64{0, 1, 9, 10, 123456789, math.MaxInt64} {
 		b, err := Marshal(tgt, rev)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, ok := Revision(b); !ok || got != rev {
-			t.Errorf("Revision(Marshal(t, %d)) = %d, %v", rev, got, ok)
+		if _, got, err := Unmarshal(b); err != nil || got != rev {
+			t.Errorf("Unmarshal(Marshal(t, %d)) gives revision %d, %v", rev, got, err)
 		}
 	}
-	unrev, err := Marshal(tgt, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range [][]byte{nil, {}, unrev, []byte(`{"v":1,"rev":`), []byte(`{"v":1,"rev":,`), []byte(`{"v":1,"rev":-3,`),
-		[]byte(`{"v":1,"rev":99999999999999999999,`), []byte(`{"v":3,"rev":5,`), []byte(`{"v":0,"rev":5,`),
-		[]byte(`{"v":12,"rev":5,`), []byte(`{"v":1,"rev":5x,`)} {
-		if got, ok := Revision(b); ok {
-			t.Errorf("Revision(%q) = %d, want not ok", b, got)
-		}
-	}
-	// Records of every version Unmarshal reads: version 1 ones, written by older binaries, stay
-	// stored until they are rewritten.
-	for b, want := range map[string]int64{`{"v":1,"rev":5,"key":{}}`: 5, `{"v":2,"rev":77,"key":{}}`: 77} {
-		if got, ok := Revision([]byte(b)); !ok || got != want {
-			t.Errorf("Revision(%q) = %d, %v, want %d", b, got, ok, want)
-		}
+	if _, err := Marshal(tgt, -1); err == nil {
+		t.Error("Marshal with revision -1 succeeded")
 	}
 }
