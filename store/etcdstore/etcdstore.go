@@ -23,7 +23,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/hpa-recommender/hpa-recommender/store"
-	"github.com/hpa-recommender/hpa-recommender/store/internal/bounded"
 	"github.com/hpa-recommender/hpa-recommender/store/internal/codec"
 )
 
@@ -65,14 +64,6 @@ type Config struct {
 	// history shares.
 	// Replicas sharing an etcd each compact; a compaction another one made first is no error.
 	CompactionInterval time.Duration
-	// CachedRecords is how many targets' latest records this replica keeps, so that an Update
-	// of a target this replica wrote or read last starts from it instead of reading etcd: one
-	// round trip to etcd per decision instead of two. A record this replica wrote is kept in
-	// the binary format, ~1.6 KB, one it read as JSON, ~4 KB; the default,
-	// DefaultCachedRecords, holds ~7 MB of records it wrote. Negative: none. An entry another
-	// replica made stale costs a failed guarded write instead of the read, never a wrong
-	// result.
-	CachedRecords int
 	// OnCompact, when set, is called after each compaction the store asks etcd for, with the
 	// revision and the request's error (nil when etcd compacted, or had already compacted past
 	// it). It must not block.
@@ -87,8 +78,6 @@ const (
 	DefaultMaxAttempts    = 16
 	// DefaultCompactionInterval is Config.CompactionInterval's default.
 	DefaultCompactionInterval = time.Minute
-	// DefaultCachedRecords is Config.CachedRecords' default.
-	DefaultCachedRecords = 4096
 )
 
 const (
@@ -117,22 +106,11 @@ type Store struct {
 	// honours the context.
 	stripes [lockStripes]chan struct{}
 	seed    maphash.Seed
-	// recent is where Update starts from when it holds the key (see recent.go).
-	recent *bounded.Map[recentRecord]
-	// fromKept, fromRead and conflicts are UpdateStats'.
-	fromKept, fromRead, conflicts atomic.Uint64
 
 	closed     atomic.Bool
 	closeOnce  sync.Once
 	closeErr   error
 	compaction compactor // see compact.go
-}
-
-var _ store.UpdateReporter = (*Store)(nil)
-
-// UpdateStats implements store.UpdateReporter.
-func (s *Store) UpdateStats() store.UpdateStats {
-	return store.UpdateStats{FromKept: s.fromKept.Load(), FromRead: s.fromRead.Load(), Conflicts: s.conflicts.Load()}
 }
 
 var _ store.Store = (*Store)(nil)
@@ -163,9 +141,6 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	if cfg.CachedRecords == 0 {
-		cfg.CachedRecords = DefaultCachedRecords
-	}
 	client, err := clientv3.New(clientv3.Config{
 		Endpoints:   cfg.Endpoints,
 		DialTimeout: cfg.DialTimeout,
@@ -182,8 +157,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open etcd store %v: %w", cfg.Endpoints, translateErr(err))
 	}
-	s := &Store{client: client, kv: client.KV, keys: newKeys(cfg.Prefix), cfg: cfg, seed: maphash.MakeSeed(),
-		recent: bounded.New[recentRecord](cfg.CachedRecords)}
+	s := &Store{client: client, kv: client.KV, keys: newKeys(cfg.Prefix), cfg: cfg, seed: maphash.MakeSeed()}
 	for i := range s.stripes {
 		s.stripes[i] = make(chan struct{}, 1)
 	}
@@ -347,11 +321,10 @@ func (s *Store) lock(ctx context.Context, k string) (unlock func(), err error) {
 	}
 }
 
-// Update implements store.Store: read (or take the record this replica last saw, see
-// recent.go), fn, then a Txn that writes only if the key's ModRevision is still the one read
-// (CreateRevision 0 when it was absent). On a lost race the Txn returns the current record,
-// so a retry costs one round trip; after MaxAttempts lost races Update fails with
-// ErrConflict. Calls for one key within this process take turns.
+// Update implements store.Store: read, fn, then a Txn that writes only if the key's
+// ModRevision is still the one read (CreateRevision 0 when it was absent). On a lost race the
+// Txn returns the current record, so a retry costs one round trip; after MaxAttempts lost
+// races Update fails with ErrConflict. Calls for one key within this process take turns.
 func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) (*store.Target, error) {
 	if err := codec.CheckKey(key); err != nil {
 		return nil, err
@@ -365,22 +338,14 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 		return nil, err
 	}
 	defer unlock()
-	// The first read is the record this replica last saw, else a serializable read: the
-	// member answers from what it has applied, without asking a quorum whether that is current
-	// (a linearizable read costs a heartbeat round on every member). A stale answer costs a
-	// retry, never a wrong result: a write is guarded by the revision read, compared through
+	// The first read is serializable: the member answers from what it has applied, without
+	// asking a quorum whether that is current (a linearizable read costs a heartbeat round on
+	// every member). A stale answer costs a retry, never a wrong result: a write is guarded by the revision read, compared through
 	// the leader, and a mismatch returns the current value; an answer without a write (fn's
 	// error, or nothing to change) is only given from a linearizable read.
-	kv := s.kept(k)
-	fromKept := kv != nil
-	if fromKept {
-		s.fromKept.Add(1)
-	} else {
-		if kv, err = s.read(ctx, k, true); err != nil {
-			return nil, fmt.Errorf("update %s: %w", key, err)
-		}
-		s.saw(k, kv)
-		s.fromRead.Add(1)
+	kv, err := s.read(ctx, k, true)
+	if err != nil {
+		return nil, fmt.Errorf("update %s: %w", key, err)
 	}
 	fresh := false // kv is known current: read linearizably, or returned by a failed guard
 	for attempt := 1; ; attempt++ {
@@ -397,7 +362,6 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 			if kv, err = s.read(ctx, k, false); err != nil {
 				return nil, fmt.Errorf("update %s: %w", key, err)
 			}
-			s.saw(k, kv)
 			fresh = true
 			continue
 		}
@@ -420,24 +384,17 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 			return s.kv.Txn(ctx).If(guard).Then(clientv3.OpPut(k, string(enc))).Else(clientv3.OpGet(k)).Commit()
 		})
 		if err != nil {
-			s.recent.Delete(k) // the write may have been applied or not
 			return nil, fmt.Errorf("update %s: %w", key, err)
 		}
 		if txn.Succeeded {
 			// The Txn's revision is the one its Put wrote.
-			s.keep(k, enc, txn.Header.Revision)
 			return decode(key, &mvccpb.KeyValue{Value: enc, ModRevision: txn.Header.Revision})
-		}
-		s.conflicts.Add(1)
-		if fromKept && attempt == 1 {
-			s.stale(k)
 		}
 		if attempt >= s.cfg.MaxAttempts {
 			return nil, fmt.Errorf("update %s: still racing other writers after %d attempts: %w",
 				key, attempt, store.ErrConflict)
 		}
 		kv, fresh = firstKV(txn.Responses[0].GetResponseRange().Kvs), true
-		s.saw(k, kv)
 		if err := sleep(ctx, backoff(attempt)); err != nil {
 			return nil, err
 		}
@@ -492,7 +449,6 @@ func (s *Store) Delete(ctx context.Context, key store.Key) error {
 		return err
 	}
 	k := s.keys.target(codec.EncodeKey(key))
-	s.recent.Delete(k)
 	resp, err := call(ctx, s, func(ctx context.Context) (*clientv3.DeleteResponse, error) { return s.kv.Delete(ctx, k) })
 	if err != nil {
 		return fmt.Errorf("delete %s: %w", key, err)
@@ -586,7 +542,6 @@ func (s *Store) deleteUnseenSince(ctx context.Context, cutoff time.Time, beforeD
 			}
 			if seen.Before(cutoff) {
 				k := string(kv.Key)
-				s.recent.Delete(k)
 				doomed = append(doomed, clientv3.OpTxn(
 					[]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(k), "=", kv.ModRevision)},
 					[]clientv3.Op{clientv3.OpDelete(k)}, nil))

@@ -60,19 +60,14 @@ func clientOf(t *testing.T, endpoints ...string) *clientv3.Client {
 	return c
 }
 
-// TestStore runs the stores' shared suite with the default records kept, none, and one (so
-// that most updates find another target's record evicted theirs).
+// TestStore runs the stores' shared suite.
 func TestStore(t *testing.T) {
 	raw := rawClient(t)
-	for _, cached := range []int{0, -1, 1} {
-		t.Run(fmt.Sprintf("cached=%d", cached), func(t *testing.T) {
-			storetest.Run(t, func(t *testing.T) store.Store {
-				return open(t, etcdstore.Config{Prefix: newPrefix(), CachedRecords: cached})
-			}, storetest.WithInvariant(func(t *testing.T, s store.Store) {
-				checkLayout(t, raw, s.(*etcdstore.Store).Prefix())
-			}))
-		})
-	}
+	storetest.Run(t, func(t *testing.T) store.Store {
+		return open(t, etcdstore.Config{Prefix: newPrefix()})
+	}, storetest.WithInvariant(func(t *testing.T, s store.Store) {
+		checkLayout(t, raw, s.(*etcdstore.Store).Prefix())
+	}))
 }
 
 // checkLayout checks every key under prefix against schema.go: the schema version, and
@@ -537,13 +532,11 @@ func TestReplicasStartTogether(t *testing.T) {
 	}
 }
 
-// TestStaleReadNeverAnswers: Update's first read, when it keeps no record of the target, is
-// serializable, and may lag (here it answers as a member two writes behind). A write decided
-// on it is retried on the current record, so none is lost; an error, or nothing to change, is
-// only answered from a linearizable read. (TestStaleRecordNeverAnswers is the same for a
-// record kept.)
+// TestStaleReadNeverAnswers: Update's first read is serializable, and may lag (here it answers
+// as a member two writes behind). A write decided on it is retried on the current record, so
+// none is lost; an error, or nothing to change, is only answered from a linearizable read.
 func TestStaleReadNeverAnswers(t *testing.T) {
-	s := open(t, etcdstore.Config{Prefix: newPrefix(), CachedRecords: -1})
+	s := open(t, etcdstore.Config{Prefix: newPrefix()})
 	key := store.Key{Cluster: "c", Namespace: "n", Name: "web"}
 	first, latest := countTo(t, s, key, 3)
 	s.StaleSerializableReads(first.Revision)

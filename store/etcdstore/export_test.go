@@ -2,7 +2,6 @@ package etcdstore
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -40,31 +39,3 @@ func (s *Store) CompactingEvery() time.Duration {
 	}
 	return s.cfg.CompactionInterval
 }
-
-// Requests counts the reads and transactions s sends etcd from now on.
-type Requests struct{ Gets, Txns atomic.Int64 }
-
-// CountRequests makes s count its reads and transactions in the Requests returned.
-func (s *Store) CountRequests() *Requests {
-	r := &Requests{}
-	s.kv = countingKV{KV: s.kv, r: r}
-	return r
-}
-
-type countingKV struct {
-	clientv3.KV
-	r *Requests
-}
-
-func (k countingKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
-	k.r.Gets.Add(1)
-	return k.KV.Get(ctx, key, opts...)
-}
-
-func (k countingKV) Txn(ctx context.Context) clientv3.Txn {
-	k.r.Txns.Add(1)
-	return k.KV.Txn(ctx)
-}
-
-// RecentRecords is how many records s keeps for its Updates to start from.
-func (s *Store) RecentRecords() int { return s.recent.Len() }
