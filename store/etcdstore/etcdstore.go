@@ -117,8 +117,10 @@ var _ store.Store = (*Store)(nil)
 
 // New connects to etcd and opens the store under cfg.Prefix: it writes the schema version
 // under an empty prefix, or checks the one found and refuses, with an error wrapping
-// ErrUnsupportedSchema, a newer version or a prefix holding other keys. It fails with an error
-// wrapping store.ErrUnavailable when etcd does not answer within cfg.DialTimeout.
+// ErrUnsupportedSchema, a newer version or a prefix holding other keys. The first store to open
+// a prefix an older release wrote rewrites its records of older formats (upgrade.go), each
+// request under cfg.RequestTimeout. It fails with an error wrapping store.ErrUnavailable when
+// etcd does not answer within cfg.DialTimeout.
 func New(ctx context.Context, cfg Config) (*Store, error) {
 	if len(cfg.Endpoints) == 0 {
 		return nil, errors.New("open etcd store: no endpoints")
@@ -176,6 +178,10 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 			}
 		}
 		return nil, fmt.Errorf("open etcd store %v prefix %q: %w", cfg.Endpoints, cfg.Prefix, err)
+	}
+	if err := s.upgradeRecords(ctx); err != nil {
+		_ = client.Close()
+		return nil, fmt.Errorf("open etcd store %v prefix %q: rewrite records of older formats: %w", cfg.Endpoints, cfg.Prefix, err)
 	}
 	s.startCompacting()
 	return s, nil

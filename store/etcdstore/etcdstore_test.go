@@ -81,8 +81,14 @@ func checkLayout(t *testing.T, raw *clientv3.Client, prefix string) {
 	sawVersion := false
 	for _, kv := range resp.Kvs {
 		rel := strings.TrimPrefix(string(kv.Key), prefix)
-		if rel == "meta/schema_version" {
+		switch rel {
+		case "meta/schema_version":
 			sawVersion = string(kv.Value) == strconv.Itoa(etcdstore.SchemaVersion)
+			continue
+		case "meta/record_format":
+			if string(kv.Value) != "4" {
+				t.Errorf("%q = %q, want \"4\"", kv.Key, kv.Value)
+			}
 			continue
 		}
 		enc, ok := strings.CutPrefix(rel, "targets/")

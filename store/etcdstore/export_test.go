@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -38,4 +39,9 @@ func (s *Store) CompactingEvery() time.Duration {
 		return 0
 	}
 	return s.cfg.CompactionInterval
+}
+
+// Upgrade is the migration's rewrite of kvs, records as they were read (maybe since changed).
+func (s *Store) Upgrade(ctx context.Context, kvs []*mvccpb.KeyValue) error {
+	return s.upgrade(ctx, kvs)
 }
