@@ -16,11 +16,8 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/hpa-recommender/hpa-recommender/store"
 	"github.com/hpa-recommender/hpa-recommender/store/internal/codec"
@@ -219,14 +216,6 @@ func probeTLS(endpoint string, tc *tls.Config) error {
 // Prefix returns the normalized key prefix the store lives under.
 func (s *Store) Prefix() string { return s.keys.prefix }
 
-// timeoutError is the cause of a request deadline the store set itself (as opposed to the
-// caller's), which means etcd did not answer: ErrUnavailable.
-type timeoutError struct{ d time.Duration }
-
-func (e timeoutError) Error() string { return fmt.Sprintf("etcd did not answer within %s", e.d) }
-
-var errClosed = fmt.Errorf("etcd store closed: %w", store.ErrUnavailable)
-
 // ready returns the error a call must fail with before it starts: closed store, ended context.
 func (s *Store) ready(ctx context.Context) error {
 	if s.closed.Load() {
@@ -245,37 +234,6 @@ func call[T any](ctx context.Context, s *Store, req func(ctx context.Context) (T
 		return zero, s.translate(ctx, rctx, err)
 	}
 	return resp, nil
-}
-
-// translate maps an error of a request made under rctx (derived from the caller's ctx) onto the
-// store's contract: the caller's context error unchanged, ErrUnavailable for a closed store, a
-// request that timed out or an etcd that cannot serve.
-func (s *Store) translate(ctx, rctx context.Context, err error) error {
-	var te timeoutError
-	switch {
-	case s.closed.Load():
-		return errClosed
-	case errors.As(context.Cause(rctx), &te):
-		return fmt.Errorf("%w: %v: %w", store.ErrUnavailable, s.cfg.Endpoints, te)
-	case ctx.Err() != nil:
-		return ctx.Err()
-	}
-	return translateErr(err)
-}
-
-// translateErr classifies an etcd client error: codes that mean "cannot serve now" (no
-// connection, no leader, server-side timeout, overload) become ErrUnavailable.
-func translateErr(err error) error {
-	code := status.Code(err)
-	var ee rpctypes.EtcdError
-	if errors.As(err, &ee) {
-		code = ee.Code()
-	}
-	switch code {
-	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted:
-		return fmt.Errorf("%w: etcd: %w", store.ErrUnavailable, err)
-	}
-	return fmt.Errorf("etcd: %w", err)
 }
 
 func decode(key store.Key, kv *mvccpb.KeyValue) (*store.Target, error) {
@@ -606,7 +564,7 @@ func (s *Store) Close() error {
 		s.stopCompacting()
 		s.closed.Store(true)
 		if err := s.client.Close(); err != nil && !errors.Is(err, context.Canceled) {
-			s.closeErr = fmt.Errorf("close etcd store: %w", err)
+			s.closeErr = fmt.Errorf("close etcd store: %w", translateErr(err))
 		}
 	})
 	return s.closeErr

@@ -45,3 +45,6 @@ func (s *Store) CompactingEvery() time.Duration {
 func (s *Store) Upgrade(ctx context.Context, kvs []*mvccpb.KeyValue) error {
 	return s.upgrade(ctx, kvs)
 }
+
+// TranslateErr is how the store words an error of the etcd client.
+var TranslateErr = translateErr
