@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,15 +38,9 @@ type Config struct {
 	Store string
 	// BoltPath is the bbolt file (default ./data/hpa-recommender.db).
 	BoltPath string
-	// BoltCachedTargets is how many decoded target records the bbolt store keeps in memory
-	// (default 1000, a few KB each; negative: none).
-	BoltCachedTargets int
-	// BoltLogTargets is how many distinct targets the bbolt store's write-ahead log holds
-	// before a checkpoint copies them into the file (0: the store's default, 16384 while it
-	// holds no more targets than that, else 4096). A replica whose whole fleet fits reads no
-	// record from the file and writes each into it about once per two updates; each target
-	// held costs its record's bytes (~1.6 KB) of memory.
-	BoltLogTargets int
+	// RetiredFlags are the flags of RetiredBoltFlags that were set (on the command line or in
+	// the environment), in the order given: they are accepted and do nothing (Warnings).
+	RetiredFlags []string
 	// CachedSpecs is how many distinct specs the server keeps converted and validated (default
 	// 4096, a few KB each; 0: the default; negative: none), keyed by the spec without its
 	// scaleTargetRef: every target sends its spec with each Recommend, and the targets of one
@@ -97,9 +93,39 @@ type Config struct {
 // maxCachedSpecsFlag bounds --cached-specs: a million specs is several GB of heap.
 const maxCachedSpecsFlag = 1_000_000
 
-// maxLogTargetsFlag bounds --bolt-log-targets: a million records waiting is GBs of memory and
-// of log to replay at start-up.
-const maxLogTargetsFlag = 1_000_000
+// RetiredBoltFlags are the flags that tuned the bbolt store's decoded-record cache and its
+// write-ahead log, which are gone. For one release a deployment that still sets one starts,
+// with a warning naming it (Warnings), and the value has no effect; then they go.
+var RetiredBoltFlags = []string{"bolt-cached-targets", "bolt-log-targets"}
+
+// retiredFlag is a flag that is accepted (an integer, as it was) and recorded, nothing else.
+type retiredFlag struct {
+	name string
+	set  *[]string
+}
+
+func (f retiredFlag) String() string { return "" }
+
+func (f retiredFlag) Set(v string) error {
+	if _, err := strconv.Atoi(v); err != nil {
+		return errors.New("not an integer")
+	}
+	if !slices.Contains(*f.set, f.name) {
+		*f.set = append(*f.set, f.name)
+	}
+	return nil
+}
+
+// Warnings are the log lines the service starts with about its configuration: one per
+// retired flag set.
+func (c *Config) Warnings() []string {
+	var out []string
+	for _, name := range c.RetiredFlags {
+		out = append(out, fmt.Sprintf("--%s (%s) is set but has no effect since the bbolt store keeps no cache nor write-ahead log; it will be refused in a later release: remove it",
+			name, EnvName(name)))
+	}
+	return out
+}
 
 // DefaultConfig returns the configuration `make run` uses.
 func DefaultConfig() Config {
@@ -108,7 +134,6 @@ func DefaultConfig() Config {
 		MetricsListen:          "127.0.0.1:9090",
 		Store:                  StoreBolt,
 		BoltPath:               "./data/hpa-recommender.db",
-		BoltCachedTargets:      1000,
 		CachedSpecs:            4096,
 		EtcdPrefix:             "/hpa-recommender",
 		EtcdCompactionInterval: time.Minute, // etcdstore.DefaultCompactionInterval
@@ -156,9 +181,10 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.MetricsListen, "metrics-listen", c.MetricsListen, "Prometheus /metrics listen address (empty: off)")
 	fs.BoolVar(&c.Pprof, "pprof", c.Pprof, "also serve /debug/pprof/ on --metrics-listen")
 	fs.StringVar(&c.Store, "store", c.Store, "store backend: bolt, memory or etcd")
-	fs.StringVar(&c.BoltPath, "bolt-path", c.BoltPath, "bbolt database file; its write-ahead log is the directory <file>.wal beside it")
-	fs.IntVar(&c.BoltCachedTargets, "bolt-cached-targets", c.BoltCachedTargets, "decoded target records the bbolt store keeps in memory to speed up updates (0: the default, negative: none)")
-	fs.IntVar(&c.BoltLogTargets, "bolt-log-targets", c.BoltLogTargets, "distinct targets the bbolt store's write-ahead log holds before a checkpoint copies them into the file (0: the default, 16384 while the store holds no more targets than that, else 4096); a replica whose whole fleet fits reads and checkpoints less, for ~1.6 KB of memory per target held")
+	fs.StringVar(&c.BoltPath, "bolt-path", c.BoltPath, "bbolt database file (a write-ahead log an older release left beside it, <file>.wal, is replayed into it once and removed)")
+	for _, name := range RetiredBoltFlags {
+		fs.Var(retiredFlag{name, &c.RetiredFlags}, name, "retired: an `int` accepted with a warning and no effect (the bbolt store keeps no cache nor write-ahead log)")
+	}
 	fs.IntVar(&c.CachedSpecs, "cached-specs", c.CachedSpecs, "distinct specs kept converted, a few KB each, keyed without scaleTargetRef (the targets of one template share one); a target whose spec is not kept pays converting it on every call (0: the default, negative: none)")
 	fs.Var(listFlag{&c.EtcdEndpoints}, "etcd-endpoints", "etcd endpoints, a comma-separated `list`")
 	fs.StringVar(&c.EtcdPrefix, "etcd-prefix", c.EtcdPrefix, "key prefix in etcd")
@@ -249,9 +275,6 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxInflight < 0 {
 		errs = append(errs, errors.New("--max-inflight must be at least 0 (0: unlimited)"))
-	}
-	if c.BoltLogTargets < 0 || c.BoltLogTargets > maxLogTargetsFlag {
-		errs = append(errs, fmt.Errorf("--bolt-log-targets must be between 0 and %d (0: the default)", maxLogTargetsFlag))
 	}
 	if c.CachedSpecs > maxCachedSpecsFlag {
 		errs = append(errs, fmt.Errorf("--cached-specs must be at most %d", maxCachedSpecsFlag))

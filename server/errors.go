@@ -78,6 +78,16 @@ func (s *Server) toStatus(ctx context.Context, method string, err error) error {
 		return status.Error(codes.Unavailable, "the store is unavailable; retry later")
 	case errors.Is(err, store.ErrConflict):
 		return status.Error(codes.Aborted, "concurrent update of the same target; retry")
+	case errors.Is(err, store.ErrNoSpace):
+		// The driver's text goes to the log only; the caller learns what is full.
+		s.log.ErrorContext(ctx, "store out of space", "method", method, "error", err)
+		where := "the store"
+		var ns *store.NoSpaceError
+		if errors.As(err, &ns) && ns.Where != "" {
+			where = ns.Where
+		}
+		return exhausted("the disk of the store is full: no space left to write "+where+"; nothing was written, and writes succeed again once it has room",
+			ReasonStoreFull, storeFullBackoff)
 	case errors.Is(err, context.DeadlineExceeded):
 		return status.Error(codes.DeadlineExceeded, "deadline exceeded")
 	case errors.Is(err, context.Canceled):
@@ -90,14 +100,16 @@ func (s *Server) toStatus(ctx context.Context, method string, err error) error {
 	return status.Error(codes.Internal, "internal error")
 }
 
-// The reasons (google.rpc.ErrorInfo, domain ErrorDomain) of the two ResourceExhausted answers,
-// so that a caller tells them apart without reading the message: a cluster over its
-// --rate-limit, and a replica at its --max-inflight.
+// The reasons (google.rpc.ErrorInfo, domain ErrorDomain) of the ResourceExhausted answers, so
+// that a caller tells them apart without reading the message: a cluster over its --rate-limit,
+// a replica at its --max-inflight, and a store whose disk is full.
 const (
 	ErrorDomain        = "hpa-recommender"
 	ReasonRateLimited  = "RATE_LIMITED"
 	ReasonMaxInflight  = "MAX_INFLIGHT"
-	maxInflightBackoff = time.Second // the refusal's RetryInfo
+	ReasonStoreFull    = "STORE_FULL"
+	maxInflightBackoff = time.Second      // the refusal's RetryInfo
+	storeFullBackoff   = 10 * time.Second // a disk is not freed in a moment
 )
 
 // exhausted is a ResourceExhausted status with msg, an ErrorInfo of reason and a RetryInfo of

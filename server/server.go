@@ -98,7 +98,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		s.registry = prometheus.NewRegistry()
 		s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
-	if r, ok := deps.Store.(store.StatsReporter); ok {
+	if r, ok := deps.Store.(store.CommitReporter); ok {
 		if err := s.registry.Register(storeCollector{r}); err != nil {
 			return nil, fmt.Errorf("register store metrics: %w", err)
 		}

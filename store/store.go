@@ -22,7 +22,30 @@ var (
 	ErrUnavailable = errors.New("store unavailable")
 	// ErrInvalidArgument: a malformed key, page size or page token.
 	ErrInvalidArgument = errors.New("invalid argument")
+	// ErrNoSpace: a write failed because the disk or database holding the store is full
+	// (ENOSPC, EDQUOT, a database quota). Nothing of that write is stored and nothing stored
+	// before is lost; writes succeed again once there is room. Backends return it as a
+	// *NoSpaceError, which names what is full.
+	ErrNoSpace = errors.New("no space left for the store")
 )
+
+// NoSpaceError is a write refused for lack of space; errors.Is(err, ErrNoSpace) holds for it.
+type NoSpaceError struct {
+	// Where names what is full, as an operator finds it: the bbolt file's path, the etcd
+	// endpoints. It is safe to show a caller; Err is not.
+	Where string
+	// Err is the driver's error, for logs.
+	Err error
+}
+
+func (e *NoSpaceError) Error() string {
+	return fmt.Sprintf("no space left on the disk of %s: %v", e.Where, e.Err)
+}
+
+// Is makes errors.Is(err, ErrNoSpace) hold.
+func (e *NoSpaceError) Is(target error) bool { return target == ErrNoSpace }
+
+func (e *NoSpaceError) Unwrap() error { return e.Err }
 
 // Store keeps one Target per Key.
 //
@@ -38,8 +61,12 @@ var (
 // come back parsed from their canonical String() form. Key and Revision are always set by the
 // store.
 //
-// Errors: ErrNotFound, ErrConflict, ErrUnavailable and ErrInvalidArgument (wrapped, use
-// errors.Is); an error returned by an UpdateFunc comes back unchanged, so errors.Is and
+// Writes: Update is the only way to write a target (Delete and DeleteUnseenSince only remove
+// them). A caller that needs several things of one target written together (its record and,
+// later, an entry of its decision log) writes them in one Update.
+//
+// Errors: ErrNotFound, ErrConflict, ErrUnavailable, ErrInvalidArgument and ErrNoSpace (wrapped,
+// use errors.Is); an error returned by an UpdateFunc comes back unchanged, so errors.Is and
 // errors.As see it; ctx.Err() when the context ends before the operation starts (a backend may
 // not be able to abandon a write already in flight). Anything else is an internal failure.
 type Store interface {
@@ -231,30 +258,20 @@ func (o ListOptions) Matches(key Key) bool {
 		(o.Namespace == "" || key.Namespace == o.Namespace)
 }
 
-// Stats is what a backend with a write-ahead log reports about it for monitoring; the server
-// exports it on /metrics (hpa_recommender_store_*). Counters count from the store's opening.
-type Stats struct {
-	// Targets is the number of targets stored.
-	Targets int64
-	// LogTargets is the number of distinct targets whose latest write waits in the log, and
-	// LogTargetsLimit how many may wait before a checkpoint copies them into the store's file.
-	LogTargets, LogTargetsLimit int64
-	// Commits is the number of group commits (one log write and sync each), CommitWrites the
-	// writes they carried. CommitTime is the time the commits took, from running their
-	// writes' checks to answering them, and SyncTime the part of it spent writing the log and
-	// syncing it. They give the time per commit, and how much of a second the store spends
-	// committing: near all of it, the commits bound the store's throughput.
-	Commits, CommitWrites uint64
-	CommitTime, SyncTime  time.Duration
-	// Checkpoints is the number of checkpoints done, CheckpointRecords the records they
-	// copied, CheckpointTime the time they took (the background one's pauses included).
-	Checkpoints, CheckpointRecords uint64
-	CheckpointTime                 time.Duration
+// CommitStats is what a backend that commits writes in batches (bbolt) reports for
+// monitoring; the server exports it on /metrics. Counters count from the store's opening.
+type CommitStats struct {
+	// Commits is the number of write transactions committed, Writes the writes (of Update,
+	// Delete and DeleteUnseenSince) they carried: Writes/Commits is how many writes share a
+	// commit and its syncs.
+	Commits, Writes uint64
+	// WriteTime is the time the commits spent writing their pages to the file and syncing them.
+	WriteTime time.Duration
 }
 
-// StatsReporter is implemented by backends that report Stats (bbolt).
-type StatsReporter interface {
-	Stats() Stats
+// CommitReporter is implemented by backends that report CommitStats (bbolt).
+type CommitReporter interface {
+	CommitStats() CommitStats
 }
 
 // CompactionStats is what a backend that compacts its database's history (etcd) reports for

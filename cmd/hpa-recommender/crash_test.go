@@ -61,14 +61,7 @@ func TestCrashLoop(t *testing.T) {
 	var lastSeen map[int]time.Time // decision times the file held after the previous kill
 	var totalDecided, totalReported int
 	for it := range iterations {
-		args := []string{"--store", "bolt", "--bolt-path", db}
-		if it%2 == 1 {
-			// A log of 8 targets: checkpoints run all the time, so the kill lands in one often.
-			// With the default log the 40 targets wait in it whole (checkpoints at 64 MiB or
-			// every 10 s), and every kill leaves a log to replay.
-			args = append(args, "--bolt-log-targets", "8")
-		}
-		p := startBinary(t, args...)
+		p := startBinary(t, "--store", "bolt", "--bolt-path", db)
 		cl := pb.NewRecommenderServiceClient(dial(t, p.addr))
 		for i, want := range lastSeen {
 			got, err := cl.GetTarget(t.Context(), &pb.GetTargetRequest{Target: wl.Ref(i)})

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"runtime"
 	"runtime/debug"
 	"syscall"
 
@@ -41,24 +40,6 @@ func main() {
 // peaks at about five times the live heap instead of twice. GOMEMLIMIT still applies.
 const defaultGCPercent = 400
 
-// extraProc raises GOMAXPROCS by one for the bbolt store, unless the GOMAXPROCS environment
-// variable is set, and reports the new value. The store's commits spend most of a busy
-// second in write and fdatasync calls, and a goroutine in a system call keeps its P (its slot
-// to run Go code) until the runtime's monitor thread takes it back, tens of microseconds or more
-// later: with as many Ps as CPUs, the handlers then have one CPU fewer for much of each sync
-// while a CPU sits idle. The extra P lets them use it (docs/PERFORMANCE-HISTORY.md at 17d0253, "fifth pass":
-// 0.03-0.07 more of the no-op baseline's throughput at 64 callers on 2 CPUs). Setting it stops
-// the runtime from following later changes of the container's CPU limit, as it does for a
-// default it chose itself; a restart picks them up.
-func extraProc(lookupEnv func(string) (string, bool)) (int, bool) {
-	if v, set := lookupEnv("GOMAXPROCS"); set && v != "" {
-		return 0, false
-	}
-	n := runtime.GOMAXPROCS(0) + 1
-	runtime.GOMAXPROCS(n)
-	return n, true
-}
-
 func run(args []string) error {
 	cfg := server.DefaultConfig()
 	fs := flag.NewFlagSet("hpa-recommender", flag.ContinueOnError)
@@ -72,6 +53,9 @@ func run(args []string) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	for _, w := range cfg.Warnings() {
+		log.Warn(w)
+	}
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(defaultGCPercent)
 	}
@@ -104,14 +88,11 @@ func run(args []string) error {
 			log.Info("compacting etcd's history, keeping one interval of it; compaction is cluster-wide", "interval", compaction)
 		}
 	default:
-		b, err := boltstore.Open(cfg.BoltPath, boltstore.Options{CachedTargets: cfg.BoltCachedTargets, CheckpointRecords: cfg.BoltLogTargets})
+		b, err := boltstore.Open(cfg.BoltPath, boltstore.Options{})
 		if err != nil {
 			return err
 		}
 		st = b
-		if n, ok := extraProc(os.LookupEnv); ok {
-			log.Info("one more Go scheduler slot than CPUs, for the store's log syncs", "GOMAXPROCS", n)
-		}
 	}
 	defer func() {
 		if err := st.Close(); err != nil {

@@ -1,6 +1,7 @@
 package boltstore_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -30,19 +31,11 @@ func open(t *testing.T, path string) *boltstore.Store {
 	return s
 }
 
-// TestStore runs the suite with the decoded-record cache at its default size, off, and holding
-// a single record (so that every other update evicts and misses).
-//
-// The last case checkpoints after every second record and every millisecond, one record per
-// transaction, so that the suite's writes and reads race with checkpoints moving records from
-// the log into the file.
+// TestStore runs the suite with the default batching, and with batches of one write (each
+// Update its own transaction, as bbolt's retry of a failed batch runs them).
 func TestStore(t *testing.T) {
-	for _, opts := range []boltstore.Options{
-		{}, {CachedTargets: -1}, {CachedTargets: 1},
-		{CheckpointRecords: 2, CheckpointInterval: time.Millisecond, CheckpointChunk: 1},
-	} {
-		name := fmt.Sprintf("cached=%d/checkpoint=%d,%s", opts.CachedTargets, opts.CheckpointRecords, opts.CheckpointInterval)
-		t.Run(name, func(t *testing.T) {
+	for _, opts := range []boltstore.Options{{}, {MaxBatchSize: 1}} {
+		t.Run(fmt.Sprintf("batch=%d", opts.MaxBatchSize), func(t *testing.T) {
 			storetest.Run(t, func(t *testing.T) store.Store {
 				// A parent directory that does not exist yet: Open creates it.
 				path := filepath.Join(t.TempDir(), "data", "hpa-recommender.db")
@@ -59,6 +52,58 @@ func TestStore(t *testing.T) {
 			}))
 		})
 	}
+}
+
+// TestFailedWriteInABatch: writes that share a batch with one whose fn fails commit; the
+// failing one gets fn's error and writes nothing.
+func TestFailedWriteInABatch(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "hpa.db"))
+	boom := errors.New("boom")
+	const writers = 32
+	errs := make(chan error, writers)
+	for i := range writers {
+		go func() {
+			k := store.Key{Cluster: "c", Namespace: "ns", Name: strconv.Itoa(i)}
+			_, err := s.Update(t.Context(), k, func(cur *store.Target) (*store.Target, error) {
+				if i%4 == 1 {
+					return nil, boom
+				}
+				return bump(cur)
+			})
+			errs <- err
+		}()
+	}
+	failed := 0
+	for range writers {
+		err := <-errs
+		switch {
+		case errors.Is(err, boom):
+			failed++
+		case err != nil:
+			t.Errorf("Update: %v", err)
+		}
+	}
+	if failed != writers/4 {
+		t.Errorf("%d writes failed with fn's error, want %d", failed, writers/4)
+	}
+	for i := range writers {
+		k := store.Key{Cluster: "c", Namespace: "ns", Name: strconv.Itoa(i)}
+		_, err := s.Get(t.Context(), k)
+		if (i%4 == 1) != errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Get(%s) = %v after a write whose fn %s", k, err, map[bool]string{true: "failed", false: "succeeded"}[i%4 == 1])
+		}
+	}
+	if err := s.Check(); err != nil {
+		t.Error(err)
+	}
+}
+
+func bump(cur *store.Target) (*store.Target, error) {
+	if cur == nil {
+		cur = &store.Target{}
+	}
+	cur.Spec.MaxReplicas++
+	return cur, nil
 }
 
 func TestReopenKeepsData(t *testing.T) {
@@ -153,11 +198,12 @@ func TestSchemaVersion(t *testing.T) {
 		setup   func(tx *bolt.Tx) error
 		wantErr string // "" = opens
 	}{
-		{name: "current", setup: withMeta("4", true)},
-		{name: "older, upgraded", setup: withMeta("1", true)},
+		{name: "current", setup: withMeta("5", true)},
+		{name: "version 1, upgraded", setup: withMeta("1", true)},
 		{name: "version 2, upgraded", setup: withMeta("2", true)},
 		{name: "version 3, upgraded", setup: withMeta("3", true)},
-		{name: "newer", setup: withMeta("5", true), wantErr: "newer binary"},
+		{name: "version 4, upgraded", setup: withMeta("4", true)},
+		{name: "newer", setup: withMeta("6", true), wantErr: "newer binary"},
 		{name: "garbage", setup: withMeta("one", true), wantErr: "corrupt schema version"},
 		{name: "zero", setup: withMeta("0", true), wantErr: "corrupt schema version"},
 		{name: "no version", setup: withMeta("", true), wantErr: "no schema version"},
@@ -194,11 +240,10 @@ func TestSchemaVersion(t *testing.T) {
 	}
 }
 
-// TestVersion1RecordsServe: a file whose records an older binary wrote, in record version 1,
-// serves them: Get and collection read them, an update takes the stored record's revision from
-// it (fn runs once: the write transaction finds the record it started from) and rewrites it in
-// the current version (binary), and the file checks clean.
-func TestVersion1RecordsServe(t *testing.T) {
+// TestVersion1RecordsUpgrade: a file of schema version 1 whose record an older binary wrote in
+// record version 1 is upgraded at Open: the record is stored in format 4 with its revision,
+// Get and collection read it, an update takes the next revision, and the file checks clean.
+func TestVersion1RecordsUpgrade(t *testing.T) {
 	k := store.Key{Cluster: "c", Namespace: "ns", Name: "old"}
 	path := rawFile(t, func(tx *bolt.Tx) error {
 		if err := withMeta("1", true)(tx); err != nil {
@@ -211,6 +256,9 @@ func TestVersion1RecordsServe(t *testing.T) {
 		return b.Put(codec.EncodeKey(k), []byte(storetest.RecordV1(7)))
 	})
 	s := open(t, path)
+	if v := storedRecord(t, s, k); len(v) == 0 || v[0] != 4 {
+		t.Errorf("record after Open %.20q, want one of record format 4", v)
+	}
 	got, err := s.Get(t.Context(), k)
 	if err != nil {
 		t.Fatal(err)
@@ -231,8 +279,8 @@ func TestVersion1RecordsServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if calls != 1 || next.Revision <= 7 || next.Spec.MaxReplicas != 6 {
-		t.Errorf("Update ran fn %d times and stored revision %d, MaxReplicas %d; want once, > 7, 6", calls, next.Revision, next.Spec.MaxReplicas)
+	if calls != 1 || next.Revision != 8 || next.Spec.MaxReplicas != 6 {
+		t.Errorf("Update ran fn %d times and stored revision %d, MaxReplicas %d; want once, 8, 6", calls, next.Revision, next.Spec.MaxReplicas)
 	}
 	if err := s.Check(); err != nil {
 		t.Error(err)
@@ -259,6 +307,20 @@ func TestVersion1RecordsServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// storedRecord reads k's record as the file holds it.
+func storedRecord(t *testing.T, s *boltstore.Store, k store.Key) []byte {
+	t.Helper()
+	var v []byte
+	err := boltstore.View(s, func(tx *bolt.Tx) error {
+		v = bytes.Clone(tx.Bucket([]byte("targets")).Get(codec.EncodeKey(k)))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 // schemaVersion reads the schema version of the file at path, bypassing the store.

@@ -830,4 +830,13 @@ func testClosed(t *testing.T, s store.Store) {
 	if _, _, err := s.List(t.Context(), store.ListOptions{}); !errors.Is(err, store.ErrUnavailable) {
 		t.Errorf("List after Close: %v, want ErrUnavailable", err)
 	}
+	if err := s.Delete(t.Context(), k); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("Delete after Close: %v, want ErrUnavailable", err)
+	}
+	if _, err := s.DeleteUnseenSince(t.Context(), t0.Add(time.Hour)); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("DeleteUnseenSince after Close: %v, want ErrUnavailable", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("a second Close: %v", err)
+	}
 }

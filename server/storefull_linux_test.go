@@ -1,0 +1,162 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
+	"github.com/hpa-recommender/hpa-recommender/server"
+	"github.com/hpa-recommender/hpa-recommender/server/servertest"
+	"github.com/hpa-recommender/hpa-recommender/store/boltstore"
+)
+
+// storeFullChild marks the process TestStoreDiskFull runs in: a new user and mount namespace,
+// where it may mount a small tmpfs without privileges on the host.
+const storeFullChild = "SERVER_TEST_STORE_FULL_CHILD"
+
+// TestStoreDiskFull: a server whose bbolt file is on a real 1 MiB tmpfs, loaded until the disk
+// is full, answers ResourceExhausted (reason STORE_FULL, a RetryInfo) with a message naming
+// the file and none of the driver's text, health goes NOT_SERVING, and every target whose
+// Recommend succeeded still reads back.
+func TestStoreDiskFull(t *testing.T) {
+	if os.Getenv(storeFullChild) == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestStoreDiskFull$", "-test.v", "-test.count=1")
+		cmd.Env = append(os.Environ(), storeFullChild+"=1")
+		cmd.SysProcAttr = &syscall.SysProcAttr{
+			Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
+			UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+			GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("the test in a mount namespace of its own: %v\n%s", err, out)
+		}
+		t.Logf("in a mount namespace of its own:\n%s", out)
+		return
+	}
+
+	dir := t.TempDir()
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		t.Fatalf("make mounts private: %v", err)
+	}
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"); err != nil {
+		t.Fatalf("mount a tmpfs: %v", err)
+	}
+	t.Cleanup(func() { _ = unix.Unmount(dir, 0) })
+	path := filepath.Join(dir, "hpa.db")
+	st, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	cfg := server.DefaultConfig()
+	cfg.BoltPath = path
+	addr, stop := servertest.Start(t, cfg, server.Deps{Store: st})
+	t.Cleanup(stop)
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	c := pb.NewRecommenderServiceClient(conn)
+
+	var (
+		mu    sync.Mutex
+		acked []*pb.TargetRef
+		full  error
+	)
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 20000; i++ {
+				mu.Lock()
+				done := full != nil
+				mu.Unlock()
+				if done {
+					return
+				}
+				req := fullDiskRequest(t, fmt.Sprintf("web-%d-%d", w, i))
+				_, err := c.Recommend(context.Background(), req)
+				mu.Lock()
+				if err != nil {
+					if full == nil {
+						full = err
+					}
+				} else {
+					acked = append(acked, req.Target)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("%d Recommend calls succeeded before: %v", len(acked), full)
+	st2 := status.Convert(full)
+	if st2.Code() != codes.ResourceExhausted || !strings.Contains(st2.Message(), path) || strings.Contains(st2.Message(), "no space left on device") {
+		t.Fatalf("Recommend on a full disk: %v; want ResourceExhausted naming %s, without the driver's text", full, path)
+	}
+	reason, retry := "", time.Duration(0)
+	for _, d := range st2.Details() {
+		switch d := d.(type) {
+		case *errdetails.ErrorInfo:
+			reason = d.GetReason()
+		case *errdetails.RetryInfo:
+			retry = d.GetRetryDelay().AsDuration()
+		}
+	}
+	if reason != server.ReasonStoreFull || retry <= 0 {
+		t.Errorf("details: reason %q, retry %s; want %q and a retry delay", reason, retry, server.ReasonStoreFull)
+	}
+	hc := healthpb.NewHealthClient(conn)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := hc.Check(t.Context(), &healthpb.HealthCheckRequest{})
+		if err == nil && resp.GetStatus() == healthpb.HealthCheckResponse_NOT_SERVING {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("health still %v (%v) 30 s after the disk was full", resp.GetStatus(), err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, ref := range acked {
+		if _, err := c.GetTarget(t.Context(), &pb.GetTargetRequest{Target: ref}); err != nil {
+			t.Fatalf("GetTarget(%v) after the disk was full: %v", ref, err)
+		}
+	}
+}
+
+func fullDiskRequest(t *testing.T, name string) *pb.RecommendRequest {
+	t.Helper()
+	var req pb.RecommendRequest
+	err := protojson.Unmarshal([]byte(`{
+	  "target": {"cluster": "c1", "namespace": "shop", "name": "`+name+`"},
+	  "spec": {"minReplicas": 1, "maxReplicas": 20,
+	    "metrics": [{"type": "External", "external": {"metric": {"name": "queue"}, "target": {"type": "AverageValue", "averageValue": "10"}}}]},
+	  "currentReplicas": 2,
+	  "metrics": [{"values": ["30"]}]
+	}`), &req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &req
+}
