@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -18,7 +19,8 @@ import (
 // carries one's code) with etcd's own text, "etcdserver: ...". None is returned as it is, nor
 // wrapped: a server handed one would find the status inside and answer its caller with etcd's
 // code and text. Every error the store returns is in its own words, wrapping the store's
-// sentinel it is (ErrUnavailable when etcd cannot serve now), or the caller's context error.
+// sentinel it is (ErrUnavailable when etcd cannot serve now, ErrNoSpace when etcd's database is
+// over its space quota), or the caller's context error.
 
 // timeoutError is the cause of a request deadline the store set itself (as opposed to the
 // caller's), which means etcd did not answer: ErrUnavailable.
@@ -41,19 +43,28 @@ func (s *Store) translate(ctx, rctx context.Context, err error) error {
 	case ctx.Err() != nil:
 		return ctx.Err()
 	}
-	return translateErr(err)
+	return translateErr(s.cfg.Endpoints, err)
 }
 
-// translateErr puts an error of the etcd client in the store's words: what etcd's error means,
-// wrapping ErrUnavailable when it means etcd cannot serve now (no connection, no leader, a
-// timeout, overload, its space quota reached), which a caller may retry.
-func translateErr(err error) error {
+// translateErr puts an error of the etcd client (of the etcd at endpoints) in the store's words:
+// what etcd's error means, as a *store.NoSpaceError when etcd's database is over its space
+// quota, wrapping ErrUnavailable when it means etcd cannot serve now (no connection, no leader,
+// a timeout, overload), which a caller may retry.
+func translateErr(endpoints []string, err error) error {
+	if errors.Is(asEtcd(err), rpctypes.ErrNoSpace) {
+		return &store.NoSpaceError{Where: fmt.Sprintf("etcd's database at %s (its space quota, --quota-backend-bytes)",
+			strings.Join(endpoints, ",")), Err: errNoSpace}
+	}
 	what, unavailable := describe(err)
 	if unavailable {
 		return fmt.Errorf("%w: %s", store.ErrUnavailable, what)
 	}
 	return errors.New(what)
 }
+
+// errNoSpace is what etcd's "database space exceeded" means.
+var errNoSpace = errors.New("etcd's database is over its space quota, and etcd refuses writes until it is " +
+	"compacted and defragmented and its NOSPACE alarm disarmed, or its --quota-backend-bytes raised")
 
 // describe says in the store's words what the etcd client's error err means, and whether it
 // means that etcd cannot serve now.
@@ -64,9 +75,6 @@ func describe(err error) (what string, unavailable bool) {
 		return "etcd did not answer", true // the client's own deadline, or its closing
 	case errors.Is(e, clientv3.ErrNoAvailableEndpoints):
 		return "no etcd endpoint to connect to", true
-	case errors.Is(e, rpctypes.ErrNoSpace):
-		return "etcd's database is over its space quota, and etcd refuses writes until it is compacted " +
-			"and defragmented and its NOSPACE alarm disarmed, or its --quota-backend-bytes raised", true
 	case errors.Is(e, rpctypes.ErrNoLeader):
 		return "etcd has no leader", true
 	case errors.Is(e, rpctypes.ErrTooManyRequests):

@@ -34,37 +34,43 @@ func checkOwnWords(t *testing.T, err error, etcdText ...string) {
 
 // TestTranslateErr: each kind of error the etcd client returns (gRPC statuses as they arrive,
 // etcd's rpctypes errors, the client's own, context errors, wrapped or not) comes back in the
-// store's words, as ErrUnavailable exactly when etcd cannot serve now.
+// store's words, as ErrUnavailable exactly when etcd cannot serve now, and as a NoSpaceError
+// naming the endpoints when etcd is over its space quota.
 func TestTranslateErr(t *testing.T) {
 	for _, tc := range []struct {
 		err         error
 		unavailable bool
 		want        string // in the store's message
+		noSpace     bool
 	}{
-		{status.Error(codes.Unavailable, "connection error: desc = \"transport: Error while dialing: dial tcp 127.0.0.1:1: connect: connection refused\""), true, "etcd cannot serve"},
-		{rpctypes.ErrGRPCNoLeader, true, "no leader"},
-		{rpctypes.ErrNoLeader, true, "no leader"},
-		{fmt.Errorf("wrapped: %w", rpctypes.ErrGRPCNoSpace), true, "space quota"},
-		{rpctypes.ErrNoSpace, true, "space quota"},
-		{rpctypes.ErrGRPCTimeout, true, "timed out"},
-		{rpctypes.ErrTooManyRequests, true, "overloaded"},
-		{rpctypes.ErrGRPCLeaderChanged, true, "etcd cannot serve"},
-		{status.Error(codes.ResourceExhausted, "grpc: received message larger than max (4194405 vs. 4194304)"), true, "out of resources"},
-		{context.DeadlineExceeded, true, "did not answer"},
-		{status.Error(codes.Canceled, "grpc: the client connection is closing"), true, "did not answer"},
-		{clientv3.ErrNoAvailableEndpoints, true, "no etcd endpoint"},
-		{rpctypes.ErrGRPCRequestTooLarge, false, "larger than etcd accepts"},
-		{rpctypes.ErrTooManyOps, false, "more operations"},
-		{rpctypes.ErrGRPCAuthFailed, false, "credentials"},
-		{rpctypes.ErrGRPCPermissionDenied, false, "denied"},
-		{rpctypes.ErrGRPCCorrupt, false, "gRPC code DataLoss"},
-		{status.Error(codes.FailedPrecondition, "etcdserver: something new"), false, "gRPC code FailedPrecondition"},
-		{errors.New("some other failure"), false, "gRPC code Unknown"},
+		{status.Error(codes.Unavailable, "connection error: desc = \"transport: Error while dialing: dial tcp 127.0.0.1:1: connect: connection refused\""), true, "etcd cannot serve", false},
+		{rpctypes.ErrGRPCNoLeader, true, "no leader", false},
+		{rpctypes.ErrNoLeader, true, "no leader", false},
+		{fmt.Errorf("wrapped: %w", rpctypes.ErrGRPCNoSpace), false, "space quota", true},
+		{rpctypes.ErrNoSpace, false, "space quota", true},
+		{rpctypes.ErrGRPCTimeout, true, "timed out", false},
+		{rpctypes.ErrTooManyRequests, true, "overloaded", false},
+		{rpctypes.ErrGRPCLeaderChanged, true, "etcd cannot serve", false},
+		{status.Error(codes.ResourceExhausted, "grpc: received message larger than max (4194405 vs. 4194304)"), true, "out of resources", false},
+		{context.DeadlineExceeded, true, "did not answer", false},
+		{status.Error(codes.Canceled, "grpc: the client connection is closing"), true, "did not answer", false},
+		{clientv3.ErrNoAvailableEndpoints, true, "no etcd endpoint", false},
+		{rpctypes.ErrGRPCRequestTooLarge, false, "larger than etcd accepts", false},
+		{rpctypes.ErrTooManyOps, false, "more operations", false},
+		{rpctypes.ErrGRPCAuthFailed, false, "credentials", false},
+		{rpctypes.ErrGRPCPermissionDenied, false, "denied", false},
+		{rpctypes.ErrGRPCCorrupt, false, "gRPC code DataLoss", false},
+		{status.Error(codes.FailedPrecondition, "etcdserver: something new"), false, "gRPC code FailedPrecondition", false},
+		{errors.New("some other failure"), false, "gRPC code Unknown", false},
 	} {
 		t.Run(tc.err.Error(), func(t *testing.T) {
 			got := etcdstore.TranslateErr(tc.err)
 			if errors.Is(got, store.ErrUnavailable) != tc.unavailable {
 				t.Errorf("%q: ErrUnavailable %v, want %v", got, !tc.unavailable, tc.unavailable)
+			}
+			var ns *store.NoSpaceError
+			if errors.As(got, &ns) != tc.noSpace || tc.noSpace && !strings.Contains(ns.Where, "127.0.0.1:2379") {
+				t.Errorf("%q: a NoSpaceError naming the endpoints %v, want %v", got, !tc.noSpace, tc.noSpace)
 			}
 			if !strings.Contains(got.Error(), tc.want) {
 				t.Errorf("%q, want it to say %q", got, tc.want)
@@ -80,7 +86,7 @@ func TestTranslateErr(t *testing.T) {
 
 // TestErrorsInOwnWords: at the store's API, against a real etcd, no call's error carries etcd's
 // status or text: with etcd stopped (ErrUnavailable), a closed store (ErrUnavailable), a record
-// over etcd's request limit, and an etcd over its space quota (ErrUnavailable).
+// over etcd's request limit, and an etcd over its space quota (ErrNoSpace).
 func TestErrorsInOwnWords(t *testing.T) {
 	key := store.Key{Cluster: "c", Namespace: "ns", Name: "web"}
 	t.Run("etcd stopped", func(t *testing.T) {
@@ -131,8 +137,9 @@ func TestErrorsInOwnWords(t *testing.T) {
 			}
 		}
 		_, err := s.Update(t.Context(), key, counter)
-		if !errors.Is(err, store.ErrUnavailable) || !strings.Contains(err.Error(), "space quota") {
-			t.Errorf("Update on a full etcd: %v, want ErrUnavailable naming the space quota", err)
+		var ns *store.NoSpaceError
+		if !errors.As(err, &ns) || !strings.Contains(ns.Where, endpoint) || !strings.Contains(err.Error(), "space quota") {
+			t.Errorf("Update on a full etcd: %v, want a NoSpaceError naming the endpoint %s and the space quota", err, endpoint)
 		}
 		checkOwnWords(t, err, rpctypes.ErrNoSpace.Error())
 	})

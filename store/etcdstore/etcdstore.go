@@ -154,7 +154,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		Logger:               cfg.Logger,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("open etcd store %v: %w", cfg.Endpoints, translateErr(err))
+		return nil, fmt.Errorf("open etcd store %v: %w", cfg.Endpoints, translateErr(cfg.Endpoints, err))
 	}
 	s := &Store{client: client, kv: client.KV, keys: newKeys(cfg.Prefix), cfg: cfg, seed: maphash.MakeSeed()}
 	for i := range s.stripes {
@@ -564,7 +564,7 @@ func (s *Store) Close() error {
 		s.stopCompacting()
 		s.closed.Store(true)
 		if err := s.client.Close(); err != nil && !errors.Is(err, context.Canceled) {
-			s.closeErr = fmt.Errorf("close etcd store: %w", translateErr(err))
+			s.closeErr = fmt.Errorf("close etcd store: %w", translateErr(s.cfg.Endpoints, err))
 		}
 	})
 	return s.closeErr

@@ -47,4 +47,4 @@ func (s *Store) Upgrade(ctx context.Context, kvs []*mvccpb.KeyValue) error {
 }
 
 // TranslateErr is how the store words an error of the etcd client.
-var TranslateErr = translateErr
+func TranslateErr(err error) error { return translateErr([]string{"127.0.0.1:2379"}, err) }
