@@ -108,11 +108,6 @@ func New(cfg Config, deps Deps) (*Server, error) {
 			return nil, fmt.Errorf("register store compaction metrics: %w", err)
 		}
 	}
-	if r, ok := deps.Store.(store.UpdateReporter); ok {
-		if err := s.registry.Register(updateCollector{r}); err != nil {
-			return nil, fmt.Errorf("register store update metrics: %w", err)
-		}
-	}
 	if cfg.TokensFile != "" {
 		tf, err := loadTokenFile(cfg.TokensFile)
 		if err != nil {

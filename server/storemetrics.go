@@ -57,27 +57,3 @@ func (c compactionCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(storeCompactions, prometheus.CounterValue, float64(st.Failures), "failed")
 	ch <- prometheus.MustNewConstMetric(storeCompactedRevision, prometheus.GaugeValue, float64(st.Revision))
 }
-
-// updateCollector exports a store's UpdateStats on every scrape of /metrics: how often the
-// etcd store's updates start from a record it kept (--etcd-cached-targets) rather than a read,
-// and how often a guarded write lost to another replica.
-type updateCollector struct{ r store.UpdateReporter }
-
-var (
-	storeUpdateStarts = prometheus.NewDesc("hpa_recommender_store_update_starts_total",
-		"Store updates by what they started from: a record this process kept (--etcd-cached-targets) or one it read.", []string{"from"}, nil)
-	storeUpdateConflicts = prometheus.NewDesc("hpa_recommender_store_update_conflicts_total",
-		"Guarded store writes that lost because the record had changed since it was kept or read (another replica wrote it); the update was decided again.", nil, nil)
-)
-
-func (updateCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- storeUpdateStarts
-	ch <- storeUpdateConflicts
-}
-
-func (c updateCollector) Collect(ch chan<- prometheus.Metric) {
-	st := c.r.UpdateStats()
-	ch <- prometheus.MustNewConstMetric(storeUpdateStarts, prometheus.CounterValue, float64(st.FromKept), "kept")
-	ch <- prometheus.MustNewConstMetric(storeUpdateStarts, prometheus.CounterValue, float64(st.FromRead), "read")
-	ch <- prometheus.MustNewConstMetric(storeUpdateConflicts, prometheus.CounterValue, float64(st.Conflicts))
-}

@@ -288,20 +288,3 @@ type CompactionStats struct {
 type CompactionReporter interface {
 	CompactionStats() CompactionStats
 }
-
-// UpdateStats is what a backend whose updates start from a record kept in memory or read from
-// a shared database (etcd) reports for monitoring; the server exports it on /metrics. Counters
-// count from the store's opening.
-type UpdateStats struct {
-	// FromKept and FromRead count the updates that started from a record this process kept
-	// and from one it read.
-	FromKept, FromRead uint64
-	// Conflicts counts the guarded writes that lost: the record had changed since it was kept
-	// or read (another replica wrote it), and the update was decided again.
-	Conflicts uint64
-}
-
-// UpdateReporter is implemented by backends that report UpdateStats (etcd).
-type UpdateReporter interface {
-	UpdateStats() UpdateStats
-}

@@ -76,7 +76,7 @@ func run(args []string) error {
 		}
 		e, err := etcdstore.New(context.Background(), etcdstore.Config{
 			Endpoints: cfg.EtcdEndpoints, Prefix: cfg.EtcdPrefix, TLS: tc,
-			CompactionInterval: compaction, OnCompact: logCompaction(log), CachedRecords: cfg.EtcdCachedTargets,
+			CompactionInterval: compaction, OnCompact: logCompaction(log),
 		})
 		if err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/goleak"
 	"go.uber.org/zap"
 )
 
@@ -21,7 +22,18 @@ const endpointsEnv = "ETCDSTORE_TEST_ENDPOINTS"
 // TestMain. Tests keep apart by using a fresh key prefix each (newPrefix).
 var endpoints []string
 
-func TestMain(m *testing.M) { os.Exit(runTests(m)) }
+// TestMain runs the tests, then fails unless every goroutine they and the embedded etcd
+// started has ended.
+func TestMain(m *testing.M) {
+	code := runTests(m)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutines left behind:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
 
 func runTests(m *testing.M) int {
 	if env := os.Getenv(endpointsEnv); env != "" {

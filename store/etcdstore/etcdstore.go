@@ -16,14 +16,10 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/hpa-recommender/hpa-recommender/store"
-	"github.com/hpa-recommender/hpa-recommender/store/internal/bounded"
 	"github.com/hpa-recommender/hpa-recommender/store/internal/codec"
 )
 
@@ -65,14 +61,6 @@ type Config struct {
 	// history shares.
 	// Replicas sharing an etcd each compact; a compaction another one made first is no error.
 	CompactionInterval time.Duration
-	// CachedRecords is how many targets' latest records this replica keeps, so that an Update
-	// of a target this replica wrote or read last starts from it instead of reading etcd: one
-	// round trip to etcd per decision instead of two. A record this replica wrote is kept in
-	// the binary format, ~1.6 KB, one it read as JSON, ~4 KB; the default,
-	// DefaultCachedRecords, holds ~7 MB of records it wrote. Negative: none. An entry another
-	// replica made stale costs a failed guarded write instead of the read, never a wrong
-	// result.
-	CachedRecords int
 	// OnCompact, when set, is called after each compaction the store asks etcd for, with the
 	// revision and the request's error (nil when etcd compacted, or had already compacted past
 	// it). It must not block.
@@ -87,8 +75,6 @@ const (
 	DefaultMaxAttempts    = 16
 	// DefaultCompactionInterval is Config.CompactionInterval's default.
 	DefaultCompactionInterval = time.Minute
-	// DefaultCachedRecords is Config.CachedRecords' default.
-	DefaultCachedRecords = 4096
 )
 
 const (
@@ -117,46 +103,21 @@ type Store struct {
 	// honours the context.
 	stripes [lockStripes]chan struct{}
 	seed    maphash.Seed
-	// recent is where Update starts from when it holds the key (see recent.go).
-	recent *bounded.Map[recentRecord]
-	// fromKept, fromRead and conflicts are UpdateStats'.
-	fromKept, fromRead, conflicts atomic.Uint64
 
-	closed    atomic.Bool
-	closeOnce sync.Once
-	closeErr  error
-	// stopCompacting ends the compaction loop (nil when it does not run) and compacted is
-	// closed when it has returned.
-	stopCompacting context.CancelFunc
-	compacted      chan struct{}
-	// compactions, compactFailures and compactedRev are CompactionStats'.
-	compactions, compactFailures atomic.Uint64
-	compactedRev                 atomic.Int64
-}
-
-var (
-	_ store.CompactionReporter = (*Store)(nil)
-	_ store.UpdateReporter     = (*Store)(nil)
-)
-
-// UpdateStats implements store.UpdateReporter.
-func (s *Store) UpdateStats() store.UpdateStats {
-	return store.UpdateStats{FromKept: s.fromKept.Load(), FromRead: s.fromRead.Load(), Conflicts: s.conflicts.Load()}
-}
-
-// CompactionStats implements store.CompactionReporter.
-func (s *Store) CompactionStats() store.CompactionStats {
-	return store.CompactionStats{
-		Compactions: s.compactions.Load(), Failures: s.compactFailures.Load(), Revision: s.compactedRev.Load(),
-	}
+	closed     atomic.Bool
+	closeOnce  sync.Once
+	closeErr   error
+	compaction compactor // see compact.go
 }
 
 var _ store.Store = (*Store)(nil)
 
 // New connects to etcd and opens the store under cfg.Prefix: it writes the schema version
 // under an empty prefix, or checks the one found and refuses, with an error wrapping
-// ErrUnsupportedSchema, a newer version or a prefix holding other keys. It fails with an error
-// wrapping store.ErrUnavailable when etcd does not answer within cfg.DialTimeout.
+// ErrUnsupportedSchema, a newer version or a prefix holding other keys. The first store to open
+// a prefix an older release wrote rewrites its records of older formats (upgrade.go), each
+// request under cfg.RequestTimeout. It fails with an error wrapping store.ErrUnavailable when
+// etcd does not answer within cfg.DialTimeout.
 func New(ctx context.Context, cfg Config) (*Store, error) {
 	if len(cfg.Endpoints) == 0 {
 		return nil, errors.New("open etcd store: no endpoints")
@@ -179,9 +140,6 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	if cfg.CachedRecords == 0 {
-		cfg.CachedRecords = DefaultCachedRecords
-	}
 	client, err := clientv3.New(clientv3.Config{
 		Endpoints:   cfg.Endpoints,
 		DialTimeout: cfg.DialTimeout,
@@ -196,10 +154,9 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		Logger:               cfg.Logger,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("open etcd store %v: %w", cfg.Endpoints, translateErr(err))
+		return nil, fmt.Errorf("open etcd store %v: %w", cfg.Endpoints, translateErr(cfg.Endpoints, err))
 	}
-	s := &Store{client: client, kv: client.KV, keys: newKeys(cfg.Prefix), cfg: cfg, seed: maphash.MakeSeed(),
-		recent: bounded.New[recentRecord](cfg.CachedRecords)}
+	s := &Store{client: client, kv: client.KV, keys: newKeys(cfg.Prefix), cfg: cfg, seed: maphash.MakeSeed()}
 	for i := range s.stripes {
 		s.stripes[i] = make(chan struct{}, 1)
 	}
@@ -219,77 +176,12 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		}
 		return nil, fmt.Errorf("open etcd store %v prefix %q: %w", cfg.Endpoints, cfg.Prefix, err)
 	}
-	if cfg.CompactionInterval == 0 {
-		s.cfg.CompactionInterval = DefaultCompactionInterval
+	if err := s.upgradeRecords(ctx); err != nil {
+		_ = client.Close()
+		return nil, fmt.Errorf("open etcd store %v prefix %q: rewrite records of older formats: %w", cfg.Endpoints, cfg.Prefix, err)
 	}
-	if s.cfg.CompactionInterval > 0 {
-		var cctx context.Context
-		cctx, s.stopCompacting = context.WithCancel(context.Background())
-		s.compacted = make(chan struct{})
-		go s.compactLoop(cctx, s.cfg.CompactionInterval)
-	}
+	s.startCompacting()
 	return s, nil
-}
-
-// compactLoop compacts etcd every interval, to the revision it read one interval before,
-// until ctx ends.
-func (s *Store) compactLoop(ctx context.Context, interval time.Duration) {
-	defer close(s.compacted)
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	// prev is the revision read at the tick before, done the last one compacted to (0: none).
-	var prev, done int64
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		prev, done = s.compactTo(ctx, prev, done)
-	}
-}
-
-// compactTo compacts etcd to rev unless it did to done >= rev already, and returns the current
-// revision, to compact to at the next tick, and what it has compacted to. On a failed read it
-// returns rev again: at least an interval old by the next tick.
-func (s *Store) compactTo(ctx context.Context, rev, done int64) (next, compacted int64) {
-	resp, err := call(ctx, s, func(ctx context.Context) (*clientv3.GetResponse, error) {
-		return s.kv.Get(ctx, s.keys.version, clientv3.WithCountOnly())
-	})
-	if err != nil {
-		if ctx.Err() == nil {
-			s.compactFailures.Add(1)
-			if s.cfg.OnCompact != nil {
-				s.cfg.OnCompact(rev, fmt.Errorf("read etcd's revision before compacting: %w", err))
-			}
-		}
-		return rev, done
-	}
-	cur := resp.Header.Revision
-	if rev <= done {
-		return cur, done
-	}
-	_, err = call(ctx, s, func(ctx context.Context) (*clientv3.CompactResponse, error) {
-		return s.client.Compact(ctx, rev)
-	})
-	if errors.Is(err, rpctypes.ErrCompacted) {
-		err = nil // compacted past rev already: by another replica, or etcd itself
-	}
-	if ctx.Err() != nil {
-		return cur, done
-	}
-	if err != nil {
-		s.compactFailures.Add(1)
-		err = fmt.Errorf("compact etcd to revision %d: %w", rev, err)
-	} else {
-		done = rev
-		s.compactedRev.Store(rev)
-		s.compactions.Add(1)
-	}
-	if s.cfg.OnCompact != nil {
-		s.cfg.OnCompact(rev, err)
-	}
-	return cur, done
 }
 
 // probeTLS makes one TLS handshake with endpoint and returns its error, or nil. After the
@@ -324,14 +216,6 @@ func probeTLS(endpoint string, tc *tls.Config) error {
 // Prefix returns the normalized key prefix the store lives under.
 func (s *Store) Prefix() string { return s.keys.prefix }
 
-// timeoutError is the cause of a request deadline the store set itself (as opposed to the
-// caller's), which means etcd did not answer: ErrUnavailable.
-type timeoutError struct{ d time.Duration }
-
-func (e timeoutError) Error() string { return fmt.Sprintf("etcd did not answer within %s", e.d) }
-
-var errClosed = fmt.Errorf("etcd store closed: %w", store.ErrUnavailable)
-
 // ready returns the error a call must fail with before it starts: closed store, ended context.
 func (s *Store) ready(ctx context.Context) error {
 	if s.closed.Load() {
@@ -350,37 +234,6 @@ func call[T any](ctx context.Context, s *Store, req func(ctx context.Context) (T
 		return zero, s.translate(ctx, rctx, err)
 	}
 	return resp, nil
-}
-
-// translate maps an error of a request made under rctx (derived from the caller's ctx) onto the
-// store's contract: the caller's context error unchanged, ErrUnavailable for a closed store, a
-// request that timed out or an etcd that cannot serve.
-func (s *Store) translate(ctx, rctx context.Context, err error) error {
-	var te timeoutError
-	switch {
-	case s.closed.Load():
-		return errClosed
-	case errors.As(context.Cause(rctx), &te):
-		return fmt.Errorf("%w: %v: %w", store.ErrUnavailable, s.cfg.Endpoints, te)
-	case ctx.Err() != nil:
-		return ctx.Err()
-	}
-	return translateErr(err)
-}
-
-// translateErr classifies an etcd client error: codes that mean "cannot serve now" (no
-// connection, no leader, server-side timeout, overload) become ErrUnavailable.
-func translateErr(err error) error {
-	code := status.Code(err)
-	var ee rpctypes.EtcdError
-	if errors.As(err, &ee) {
-		code = ee.Code()
-	}
-	switch code {
-	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted:
-		return fmt.Errorf("%w: etcd: %w", store.ErrUnavailable, err)
-	}
-	return fmt.Errorf("etcd: %w", err)
 }
 
 func decode(key store.Key, kv *mvccpb.KeyValue) (*store.Target, error) {
@@ -432,11 +285,10 @@ func (s *Store) lock(ctx context.Context, k string) (unlock func(), err error) {
 	}
 }
 
-// Update implements store.Store: read (or take the record this replica last saw, see
-// recent.go), fn, then a Txn that writes only if the key's ModRevision is still the one read
-// (CreateRevision 0 when it was absent). On a lost race the Txn returns the current record,
-// so a retry costs one round trip; after MaxAttempts lost races Update fails with
-// ErrConflict. Calls for one key within this process take turns.
+// Update implements store.Store: read, fn, then a Txn that writes only if the key's
+// ModRevision is still the one read (CreateRevision 0 when it was absent). On a lost race the
+// Txn returns the current record, so a retry costs one round trip; after MaxAttempts lost
+// races Update fails with ErrConflict. Calls for one key within this process take turns.
 func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) (*store.Target, error) {
 	if err := codec.CheckKey(key); err != nil {
 		return nil, err
@@ -450,22 +302,14 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 		return nil, err
 	}
 	defer unlock()
-	// The first read is the record this replica last saw, else a serializable read: the
-	// member answers from what it has applied, without asking a quorum whether that is current
-	// (a linearizable read costs a heartbeat round on every member). A stale answer costs a
-	// retry, never a wrong result: a write is guarded by the revision read, compared through
+	// The first read is serializable: the member answers from what it has applied, without
+	// asking a quorum whether that is current (a linearizable read costs a heartbeat round on
+	// every member). A stale answer costs a retry, never a wrong result: a write is guarded by the revision read, compared through
 	// the leader, and a mismatch returns the current value; an answer without a write (fn's
 	// error, or nothing to change) is only given from a linearizable read.
-	kv := s.kept(k)
-	fromKept := kv != nil
-	if fromKept {
-		s.fromKept.Add(1)
-	} else {
-		if kv, err = s.read(ctx, k, true); err != nil {
-			return nil, fmt.Errorf("update %s: %w", key, err)
-		}
-		s.saw(k, kv)
-		s.fromRead.Add(1)
+	kv, err := s.read(ctx, k, true)
+	if err != nil {
+		return nil, fmt.Errorf("update %s: %w", key, err)
 	}
 	fresh := false // kv is known current: read linearizably, or returned by a failed guard
 	for attempt := 1; ; attempt++ {
@@ -482,7 +326,6 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 			if kv, err = s.read(ctx, k, false); err != nil {
 				return nil, fmt.Errorf("update %s: %w", key, err)
 			}
-			s.saw(k, kv)
 			fresh = true
 			continue
 		}
@@ -505,24 +348,17 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 			return s.kv.Txn(ctx).If(guard).Then(clientv3.OpPut(k, string(enc))).Else(clientv3.OpGet(k)).Commit()
 		})
 		if err != nil {
-			s.recent.Delete(k) // the write may have been applied or not
 			return nil, fmt.Errorf("update %s: %w", key, err)
 		}
 		if txn.Succeeded {
 			// The Txn's revision is the one its Put wrote.
-			s.keep(k, enc, txn.Header.Revision)
 			return decode(key, &mvccpb.KeyValue{Value: enc, ModRevision: txn.Header.Revision})
-		}
-		s.conflicts.Add(1)
-		if fromKept && attempt == 1 {
-			s.stale(k)
 		}
 		if attempt >= s.cfg.MaxAttempts {
 			return nil, fmt.Errorf("update %s: still racing other writers after %d attempts: %w",
 				key, attempt, store.ErrConflict)
 		}
 		kv, fresh = firstKV(txn.Responses[0].GetResponseRange().Kvs), true
-		s.saw(k, kv)
 		if err := sleep(ctx, backoff(attempt)); err != nil {
 			return nil, err
 		}
@@ -577,7 +413,6 @@ func (s *Store) Delete(ctx context.Context, key store.Key) error {
 		return err
 	}
 	k := s.keys.target(codec.EncodeKey(key))
-	s.recent.Delete(k)
 	resp, err := call(ctx, s, func(ctx context.Context) (*clientv3.DeleteResponse, error) { return s.kv.Delete(ctx, k) })
 	if err != nil {
 		return fmt.Errorf("delete %s: %w", key, err)
@@ -671,7 +506,6 @@ func (s *Store) deleteUnseenSince(ctx context.Context, cutoff time.Time, beforeD
 			}
 			if seen.Before(cutoff) {
 				k := string(kv.Key)
-				s.recent.Delete(k)
 				doomed = append(doomed, clientv3.OpTxn(
 					[]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(k), "=", kv.ModRevision)},
 					[]clientv3.Op{clientv3.OpDelete(k)}, nil))
@@ -727,13 +561,10 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close implements store.Store. Calling it again does nothing.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
-		if s.stopCompacting != nil {
-			s.stopCompacting()
-			<-s.compacted
-		}
+		s.stopCompacting()
 		s.closed.Store(true)
 		if err := s.client.Close(); err != nil && !errors.Is(err, context.Canceled) {
-			s.closeErr = fmt.Errorf("close etcd store: %w", err)
+			s.closeErr = fmt.Errorf("close etcd store: %w", translateErr(s.cfg.Endpoints, err))
 		}
 	})
 	return s.closeErr

@@ -2,9 +2,9 @@ package etcdstore
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -35,36 +35,16 @@ func (k staleKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption)
 
 // CompactingEvery is the interval of s's compaction loop, 0 when none runs.
 func (s *Store) CompactingEvery() time.Duration {
-	if s.stopCompacting == nil {
+	if s.compaction.stop == nil {
 		return 0
 	}
 	return s.cfg.CompactionInterval
 }
 
-// Requests counts the reads and transactions s sends etcd from now on.
-type Requests struct{ Gets, Txns atomic.Int64 }
-
-// CountRequests makes s count its reads and transactions in the Requests returned.
-func (s *Store) CountRequests() *Requests {
-	r := &Requests{}
-	s.kv = countingKV{KV: s.kv, r: r}
-	return r
+// Upgrade is the migration's rewrite of kvs, records as they were read (maybe since changed).
+func (s *Store) Upgrade(ctx context.Context, kvs []*mvccpb.KeyValue) error {
+	return s.upgrade(ctx, kvs)
 }
 
-type countingKV struct {
-	clientv3.KV
-	r *Requests
-}
-
-func (k countingKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
-	k.r.Gets.Add(1)
-	return k.KV.Get(ctx, key, opts...)
-}
-
-func (k countingKV) Txn(ctx context.Context) clientv3.Txn {
-	k.r.Txns.Add(1)
-	return k.KV.Txn(ctx)
-}
-
-// RecentRecords is how many records s keeps for its Updates to start from.
-func (s *Store) RecentRecords() int { return s.recent.Len() }
+// TranslateErr is how the store words an error of the etcd client.
+func TranslateErr(err error) error { return translateErr([]string{"127.0.0.1:2379"}, err) }

@@ -12,6 +12,8 @@ import (
 // The key layout under Config.Prefix (normalized to end with "/"), version 3:
 //
 //	<prefix>meta/schema_version   -> decimal ASCII, "3"
+//	<prefix>meta/record_format    -> decimal ASCII, "4": every record below is of format 4
+//	                                 (written once upgrade.go has rewritten the older ones)
 //	<prefix>targets/<codec key>   -> codec record (its own format; no revision,
 //	                                 Target.Revision is the key's etcd ModRevision)
 //
@@ -21,10 +23,13 @@ import (
 // Versions: 1 holds records of record version 1 only. 2 holds records of version 2, which
 // binaries of schema version 1 cannot read, and of version 1 not rewritten since (this binary
 // reads both). 3 writes records of format 4 (protobuf, generated: store/proto), which binaries
-// of schema version 2 cannot read, and holds the JSON ones until they are rewritten, so
-// replicas sharing a prefix are upgraded together: an older replica still running fails on
-// every record a newer one wrote. The layout is the same in all, and upgradeSchema upgrades an
-// older prefix by its version alone.
+// of schema version 2 cannot read, so replicas sharing a prefix are upgraded together: an older
+// replica still running fails on every record a newer one wrote. The layout is the same in
+// all, and upgradeSchema upgrades an older prefix by its version alone; the records of older
+// formats a prefix still holds are rewritten once, at New (upgrade.go), and
+// meta/record_format says when that is done. (It is a key of its own, not a schema version,
+// because releases of schema version 3 that read older formats also write format 4 only:
+// they may still open the prefix afterwards.)
 //
 // Bump SchemaVersion when an older binary could no longer read what this one writes, and
 // teach checkSchema to upgrade older layouts.
@@ -32,7 +37,10 @@ const SchemaVersion = 3
 
 const (
 	schemaVersionKey = "meta/schema_version"
+	recordFormatKey  = "meta/record_format"
 	targetsDir       = "targets/"
+	// recordFormat is recordFormatKey's value: the one format the codec reads.
+	recordFormat = "4"
 )
 
 // ErrUnsupportedSchema is returned by New for a prefix whose layout this binary cannot use:
@@ -41,13 +49,15 @@ var ErrUnsupportedSchema = errors.New("unsupported etcd store schema")
 
 // keys holds the absolute keys of one store.
 type keys struct {
-	prefix  string // ends with "/"
-	version string
-	targets string // ends with "/"
+	prefix       string // ends with "/"
+	version      string
+	recordFormat string
+	targets      string // ends with "/"
 }
 
 func newKeys(prefix string) keys {
-	return keys{prefix: prefix, version: prefix + schemaVersionKey, targets: prefix + targetsDir}
+	return keys{prefix: prefix, version: prefix + schemaVersionKey, recordFormat: prefix + recordFormatKey,
+		targets: prefix + targetsDir}
 }
 
 func (k keys) target(encoded []byte) string { return k.targets + string(encoded) }
