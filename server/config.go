@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,12 +47,6 @@ type Config struct {
 	// record from the file and writes each into it about once per two updates; each target
 	// held costs its record's bytes (~1.6 KB) of memory.
 	BoltLogTargets int
-	// CachedSpecs is how many distinct specs the server keeps converted and validated (default
-	// 4096, a few KB each; 0: the default; negative: none), keyed by the spec without its
-	// scaleTargetRef: every target sends its spec with each Recommend, and the targets of one
-	// template share an entry. A spec not kept is converted again on every call. The cache is
-	// the Server's own.
-	CachedSpecs int
 	// EtcdEndpoints and EtcdPrefix configure the etcd backend.
 	EtcdEndpoints []string
 	EtcdPrefix    string
@@ -92,10 +88,9 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// Defaults are the Options a request leaves unset (the upstream controller flags).
 	Defaults recommender.Options
+	// Retired are the retired flags this configuration set (see retireFlag); Run warns of each.
+	Retired []RetiredFlag
 }
-
-// maxCachedSpecsFlag bounds --cached-specs: a million specs is several GB of heap.
-const maxCachedSpecsFlag = 1_000_000
 
 // maxLogTargetsFlag bounds --bolt-log-targets: a million records waiting is GBs of memory and
 // of log to replay at start-up.
@@ -109,7 +104,6 @@ func DefaultConfig() Config {
 		Store:                  StoreBolt,
 		BoltPath:               "./data/hpa-recommender.db",
 		BoltCachedTargets:      1000,
-		CachedSpecs:            4096,
 		EtcdPrefix:             "/hpa-recommender",
 		EtcdCompactionInterval: time.Minute, // etcdstore.DefaultCompactionInterval
 		EtcdCachedTargets:      4096,        // etcdstore.DefaultCachedRecords
@@ -159,7 +153,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.BoltPath, "bolt-path", c.BoltPath, "bbolt database file; its write-ahead log is the directory <file>.wal beside it")
 	fs.IntVar(&c.BoltCachedTargets, "bolt-cached-targets", c.BoltCachedTargets, "decoded target records the bbolt store keeps in memory to speed up updates (0: the default, negative: none)")
 	fs.IntVar(&c.BoltLogTargets, "bolt-log-targets", c.BoltLogTargets, "distinct targets the bbolt store's write-ahead log holds before a checkpoint copies them into the file (0: the default, 16384 while the store holds no more targets than that, else 4096); a replica whose whole fleet fits reads and checkpoints less, for ~1.6 KB of memory per target held")
-	fs.IntVar(&c.CachedSpecs, "cached-specs", c.CachedSpecs, "distinct specs kept converted, a few KB each, keyed without scaleTargetRef (the targets of one template share one); a target whose spec is not kept pays converting it on every call (0: the default, negative: none)")
+	c.retireFlag(fs, "cached-specs", parseInt, "the server keeps no cache of converted specs")
 	fs.Var(listFlag{&c.EtcdEndpoints}, "etcd-endpoints", "etcd endpoints, a comma-separated `list`")
 	fs.StringVar(&c.EtcdPrefix, "etcd-prefix", c.EtcdPrefix, "key prefix in etcd")
 	fs.StringVar(&c.EtcdCA, "etcd-ca", c.EtcdCA, "CA bundle that verifies etcd's certificate (PEM; enables TLS to etcd; default roots: the system's)")
@@ -185,6 +179,49 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.Defaults.DownscaleStabilizationWindow, "downscale-stabilization", c.Defaults.DownscaleStabilizationWindow, "default downscale stabilization window")
 	fs.StringVar(&c.Defaults.KubernetesVersion, "kubernetes-version", c.Defaults.KubernetesVersion,
 		"Kubernetes release whose HPA controller decides a request that names none ("+recommender.OldestKubernetesVersion+" to "+recommender.NewestKubernetesVersion+"), with that release's default feature gates")
+}
+
+// RetiredFlag is a flag that no longer does anything, set by a deployment.
+type RetiredFlag struct {
+	// Name is the flag's name, without dashes.
+	Name string
+	// Why says what it used to tune and is gone.
+	Why string
+}
+
+// retiredValue is the flag.Value of a retired flag: it parses a value as the flag did, so a
+// value that was wrong still fails, and records in *set that the flag was set (on the command
+// line or by its environment variable).
+type retiredValue struct {
+	flag  RetiredFlag
+	parse func(string) error
+	set   *[]RetiredFlag
+}
+
+func (v retiredValue) String() string { return "" }
+
+func (v retiredValue) Set(s string) error {
+	if err := v.parse(s); err != nil {
+		return err
+	}
+	if !slices.Contains(*v.set, v.flag) {
+		*v.set = append(*v.set, v.flag)
+	}
+	return nil
+}
+
+// retireFlag registers name, a flag that only tuned something since removed: for one release
+// it is still accepted (parse checks its value as before; the value is then ignored), and a
+// server started with it warns, naming it, so that its change of meaning is not silent.
+func (c *Config) retireFlag(fs *flag.FlagSet, name string, parse func(string) error, why string) {
+	fs.Var(retiredValue{flag: RetiredFlag{Name: name, Why: why}, parse: parse, set: &c.Retired}, name,
+		"retired: accepted and ignored until the next release ("+why+")")
+}
+
+// parseInt is the check of a retired int flag's value.
+func parseInt(s string) error {
+	_, err := strconv.ParseInt(s, 0, strconv.IntSize)
+	return err
 }
 
 // EnvName is the environment variable of a flag name.
@@ -252,9 +289,6 @@ func (c *Config) Validate() error {
 	}
 	if c.BoltLogTargets < 0 || c.BoltLogTargets > maxLogTargetsFlag {
 		errs = append(errs, fmt.Errorf("--bolt-log-targets must be between 0 and %d (0: the default)", maxLogTargetsFlag))
-	}
-	if c.CachedSpecs > maxCachedSpecsFlag {
-		errs = append(errs, fmt.Errorf("--cached-specs must be at most %d", maxCachedSpecsFlag))
 	}
 	if c.MaxRequestBytes <= 0 {
 		errs = append(errs, errors.New("--max-request-bytes must be positive"))

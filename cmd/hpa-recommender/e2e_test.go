@@ -368,7 +368,7 @@ func TestBadFlagsExitWithAClearError(t *testing.T) {
 	}{
 		{"unknown store", []string{"--store", "postgres"}, nil, "--store must be bolt, memory or etcd"},
 		{"env value", nil, []string{"HPA_RECOMMENDER_MAX_PODS=-3"}, "--max-pods must be positive"},
-		{"spec table too large", nil, []string{"HPA_RECOMMENDER_CACHED_SPECS=2000000"}, "--cached-specs must be at most 1000000"},
+		{"retired flag, bad value", nil, []string{"HPA_RECOMMENDER_CACHED_SPECS=lots"}, "HPA_RECOMMENDER_CACHED_SPECS"},
 		{"negative log", []string{"--bolt-log-targets", "-1"}, nil, "--bolt-log-targets must be between 0 and 1000000"},
 		{"log too large", nil, []string{"HPA_RECOMMENDER_BOLT_LOG_TARGETS=1000001"}, "--bolt-log-targets must be between 0 and 1000000"},
 		{"bad env syntax", nil, []string{"HPA_RECOMMENDER_TARGET_TTL=soon"}, "HPA_RECOMMENDER_TARGET_TTL"},
