@@ -68,3 +68,4 @@ func decodeError(m proto.Message) error {
 	}
 	return nil
 }
+
