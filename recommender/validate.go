@@ -84,7 +84,7 @@ func ValidateInput(in *Input, path string, limits Limits) []FieldError {
 
 // ValidateObservations reports the violations ValidateInput finds outside the spec, for callers
 // that check one spec against many sets of observations (Simulate's steps); in.Spec is read
-// only for the number of metrics. It checks:
+// only for its metrics' number and types. It checks:
 //   - currentReplicas and statusReplicas are >= 0;
 //   - metrics has exactly one observation per spec.metrics entry; an empty spec.metrics means
 //     the one default cpu metric (SetDefaults), so exactly one observation is expected then;
@@ -92,7 +92,9 @@ func ValidateInput(in *Input, path string, limits Limits) []FieldError {
 //     Succeeded, Failed, Unknown (an empty phase is invalid: the API always sets one), container
 //     names set and unique within the pod, requests not negative;
 //   - podValues of each observation: at most limits.MaxPods, pod set and unique, window >= 0
-//     (zero means DefaultMetricWindow).
+//     (zero means DefaultMetricWindow);
+//   - each observation without an error carries only what its metric's type reads: podValues
+//     for Resource, ContainerResource and Pods, value for Object, values for External.
 //
 // Pod samples naming pods absent from pods are allowed (upstream ignores them), and so is an
 // observation with nothing set ("no metrics returned", an invalid metric as upstream).
@@ -490,23 +492,11 @@ func validateObservations(in *Input, root *field.Path, limits Limits) field.Erro
 	for i := range in.Metrics {
 		o := &in.Metrics[i]
 		if in.Spec != nil {
-			errs = append(errs, validateObservationShape(o, observedType(in.Spec, i), root, i)...)
+			errs = append(errs, validateObservationShape(o, in.Spec, root, i)...)
 		}
 		errs = append(errs, validatePodSamples(o.PodSamples, root, i, limits)...)
 	}
 	return errs
-}
-
-// observedType is the type of the metric the i-th observation answers: spec.metrics[i]'s, or
-// Resource for the one default cpu metric of an empty spec.metrics; "" when there is none.
-func observedType(spec *Spec, i int) string {
-	switch {
-	case len(spec.Metrics) == 0 && i == 0:
-		return MetricResource
-	case i < len(spec.Metrics):
-		return spec.Metrics[i].Type
-	}
-	return ""
 }
 
 // validateObservationShape reports a field of an observation that its metric's type does not
@@ -514,7 +504,16 @@ func observedType(spec *Spec, i int) string {
 // metric's in value, an External metric's in values. A misplaced field would otherwise be
 // ignored and the metric fail with "no metrics returned". An observation with an error is not
 // checked: the error wins over whatever else it carries.
-func validateObservationShape(o *Observation, metricType string, root *field.Path, i int) field.ErrorList {
+func validateObservationShape(o *Observation, spec *Spec, root *field.Path, i int) field.ErrorList {
+	// The metric the observation answers: spec.metrics[i], or the one default cpu metric of an
+	// empty spec.metrics.
+	var metricType, metric string
+	switch {
+	case len(spec.Metrics) == 0 && i == 0:
+		metricType, metric = MetricResource, "the default cpu metric (spec.metrics is empty)"
+	case i < len(spec.Metrics):
+		metricType, metric = spec.Metrics[i].Type, fmt.Sprintf("spec.metrics[%d]", i)
+	}
 	var where string
 	podValues, value, values := len(o.PodSamples) > 0, o.Value != nil, len(o.Values) > 0
 	switch metricType {
@@ -537,7 +536,7 @@ func validateObservationShape(o *Observation, metricType string, root *field.Pat
 	}{{"podValues", podValues}, {"value", value}, {"values", values}} {
 		if f.set {
 			errs = append(errs, field.Forbidden(root.Child("metrics").Index(i).Child(f.name),
-				fmt.Sprintf("spec.metrics[%d] is a %s metric, whose samples go in %s", i, metricType, where)))
+				fmt.Sprintf("%s is a %s metric, whose samples go in %s", metric, metricType, where)))
 		}
 	}
 	return errs

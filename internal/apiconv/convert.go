@@ -41,6 +41,11 @@ var (
 // Quantity.Cmp may convert both operands to their inf.Dec form in place, which would change
 // how q rounds afterwards and race on the shared bounds.
 func milliFits(q, hi, lo resource.Quantity) bool {
+	// Within ±9e15 units the milli-value fits with room to spare, and the comparison with an
+	// int64 needs no decimal conversion (the exact bounds cost several allocations each).
+	if q.CmpInt64(9e15) < 0 && q.CmpInt64(-9e15) > 0 {
+		return true
+	}
 	return q.Cmp(hi) <= 0 && q.Cmp(lo) > 0
 }
 
