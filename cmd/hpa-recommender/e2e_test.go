@@ -441,47 +441,6 @@ func TestPprofOnlyWhenAsked(t *testing.T) {
 	}
 }
 
-// TestGCPercent: the binary runs its collector at GOGC=400 unless GOGC is set, which wins
-// (read back from the Go runtime's own metric on /metrics).
-func TestGCPercent(t *testing.T) {
-	for _, tc := range []struct{ env, want string }{{"", "400"}, {"100", "100"}, {"250", "250"}} {
-		t.Run("GOGC="+tc.env, func(t *testing.T) {
-			t.Setenv("GOGC", tc.env)
-			maddr := startBinary(t, "--store", "memory", "--metrics-listen", "127.0.0.1:0").metrics
-			if got := runtimeMetric(t, maddr, "go_gc_gogc_percent"); got != tc.want {
-				t.Errorf("go_gc_gogc_percent = %s, want %s", got, tc.want)
-			}
-		})
-	}
-}
-
-// TestExtraProcForBolt: with the bbolt store the binary runs one more P than Go's default
-// (the memory store's), unless GOMAXPROCS is set, which wins.
-func TestExtraProcForBolt(t *testing.T) {
-	procs := func(t *testing.T, store string) int {
-		t.Helper()
-		args := []string{"--store", store, "--metrics-listen", "127.0.0.1:0"}
-		if store == "bolt" {
-			args = append(args, "--bolt-path", filepath.Join(t.TempDir(), "hpa.db"))
-		}
-		maddr := startBinary(t, args...).metrics
-		n, err := strconv.Atoi(runtimeMetric(t, maddr, "go_sched_gomaxprocs_threads"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	t.Setenv("GOMAXPROCS", "")
-	def := procs(t, "memory")
-	if got := procs(t, "bolt"); got != def+1 {
-		t.Errorf("bolt store: GOMAXPROCS %d, want %d (the default %d plus one)", got, def+1, def)
-	}
-	t.Setenv("GOMAXPROCS", "5")
-	if got := procs(t, "bolt"); got != 5 {
-		t.Errorf("bolt store with GOMAXPROCS=5: GOMAXPROCS %d, want 5", got)
-	}
-}
-
 // runtimeMetric returns the value of an unlabelled metric on the binary's /metrics at maddr.
 func runtimeMetric(t *testing.T, maddr, name string) string {
 	t.Helper()

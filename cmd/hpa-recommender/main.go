@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"runtime"
-	"runtime/debug"
 	"syscall"
 
 	"github.com/hpa-recommender/hpa-recommender/cmd/internal/version"
@@ -35,30 +33,6 @@ func main() {
 	}
 }
 
-// defaultGCPercent replaces Go's GOGC=100 unless the GOGC environment variable is set. The live
-// heap is small (tens of MB) while every call allocates, so at 100 the collector ran several
-// times a second and took a fifth of the CPU under load (docs/PERFORMANCE.md); at 400 the heap
-// peaks at about five times the live heap instead of twice. GOMEMLIMIT still applies.
-const defaultGCPercent = 400
-
-// extraProc raises GOMAXPROCS by one for the bbolt store, unless the GOMAXPROCS environment
-// variable is set, and reports the new value. The store's commits spend most of a busy
-// second in write and fdatasync calls, and a goroutine in a system call keeps its P (its slot
-// to run Go code) until the runtime's monitor thread takes it back, tens of microseconds or more
-// later: with as many Ps as CPUs, the handlers then have one CPU fewer for much of each sync
-// while a CPU sits idle. The extra P lets them use it (docs/PERFORMANCE-HISTORY.md at 17d0253, "fifth pass":
-// 0.03-0.07 more of the no-op baseline's throughput at 64 callers on 2 CPUs). Setting it stops
-// the runtime from following later changes of the container's CPU limit, as it does for a
-// default it chose itself; a restart picks them up.
-func extraProc(lookupEnv func(string) (string, bool)) (int, bool) {
-	if v, set := lookupEnv("GOMAXPROCS"); set && v != "" {
-		return 0, false
-	}
-	n := runtime.GOMAXPROCS(0) + 1
-	runtime.GOMAXPROCS(n)
-	return n, true
-}
-
 func run(args []string) error {
 	cfg := server.DefaultConfig()
 	fs := flag.NewFlagSet("hpa-recommender", flag.ContinueOnError)
@@ -72,9 +46,6 @@ func run(args []string) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(defaultGCPercent)
-	}
 
 	var st store.Store
 	switch cfg.Store {
@@ -109,9 +80,6 @@ func run(args []string) error {
 			return err
 		}
 		st = b
-		if n, ok := extraProc(os.LookupEnv); ok {
-			log.Info("one more Go scheduler slot than CPUs, for the store's log syncs", "GOMAXPROCS", n)
-		}
 	}
 	defer func() {
 		if err := st.Close(); err != nil {
