@@ -68,4 +68,3 @@ func decodeError(m proto.Message) error {
 	}
 	return nil
 }
-

@@ -31,6 +31,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/hpa-recommender/hpa-recommender/internal/tlsfiles"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/store"
 )
@@ -255,30 +256,18 @@ func (s *Server) serverOptions() ([]grpc.ServerOption, error) {
 	return opts, nil
 }
 
+// transportCredentials serve cfg.TLSCert and, with cfg.ClientCA, verify client certificates;
+// each handshake reads the files as they now stand (tlsfiles.Server), so a rotated certificate
+// or CA takes effect without a restart.
 func (s *Server) transportCredentials() (credentials.TransportCredentials, error) {
-	certs, err := newCertReloader(s.cfg.TLSCert, s.cfg.TLSKey, s.log)
-	if err != nil {
-		return nil, err
+	clientAuth := tls.RequireAndVerifyClientCert
+	if s.tokens != nil {
+		// A bearer token alone suffices too; a certificate that is sent must verify.
+		clientAuth = tls.VerifyClientCertIfGiven
 	}
-	tc := &tls.Config{GetCertificate: certs.GetCertificate, MinVersion: tls.VersionTLS12}
-	if s.cfg.ClientCA != "" {
-		cas, err := newCAReloader(s.cfg.ClientCA, s.log)
-		if err != nil {
-			return nil, err
-		}
-		tc.ClientAuth = tls.RequireAndVerifyClientCert
-		if s.tokens != nil {
-			// A bearer token alone suffices too; a certificate that is sent must verify.
-			tc.ClientAuth = tls.VerifyClientCertIfGiven
-		}
-		// Each handshake verifies against the CA bundle as the file now stands, so a rotated
-		// CA takes effect without a restart.
-		base := tc.Clone()
-		tc.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
-			c := base.Clone()
-			c.ClientCAs = cas.get()
-			return c, nil
-		}
+	tc, err := tlsfiles.Server(s.cfg.TLSCert, s.cfg.TLSKey, s.cfg.ClientCA, clientAuth)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-cert, --tls-key, --client-ca: %w", err)
 	}
 	return credentials.NewTLS(tc), nil
 }
