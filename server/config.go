@@ -88,7 +88,7 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// Defaults are the Options a request leaves unset (the upstream controller flags).
 	Defaults recommender.Options
-	// Retired are the retired flags this configuration set (see retireFlag); Run warns of each.
+	// Retired are the retired flags this configuration set (see retireFlag); New warns of each.
 	Retired []RetiredFlag
 }
 

@@ -91,6 +91,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	for _, f := range cfg.Retired {
+		s.log.Warn("a retired flag is set: it is ignored, and the next release refuses it; remove it", "flag", "--"+f.Name, "why", f.Why)
+	}
 	if s.registry == nil {
 		s.registry = prometheus.NewRegistry()
 		s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -334,9 +337,6 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 	go func() { serveErr <- s.grpc.Serve(lis) }()
 	s.log.Info("serving", "listen", lis.Addr().String(), "metrics", metricsAddr, "store", s.cfg.Store,
 		"tls", s.cfg.TLSCert != "", "mtls", s.cfg.ClientCA != "", "tokens", s.cfg.TokensFile != "", "rate_limit", s.cfg.RateLimit, "max_inflight", s.cfg.MaxInflight)
-	for _, f := range s.cfg.Retired {
-		s.log.Warn("a retired flag is set: it is ignored, and the next release refuses it; remove it", "flag", "--"+f.Name, "why", f.Why)
-	}
 	switch {
 	case !s.authEnabled():
 		s.log.Warn("running without authentication: any caller may read and write every target; use --tls-cert/--client-ca or --tokens-file outside loopback")
