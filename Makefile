@@ -88,10 +88,7 @@ fuzz: ## Run every fuzz target FUZZTIME times each (default 20000x; CI runs this
 	$(GO) test -run '^$$' -fuzz '^FuzzDecide$$' -fuzztime $(FUZZTIME) ./recommender
 	$(GO) test -run '^$$' -fuzz '^FuzzSimulatePolicyLimit$$' -fuzztime $(FUZZTIME) ./recommender
 	$(GO) test -run '^$$' -fuzz '^FuzzValidateSpec$$' -fuzztime $(FUZZTIME) ./recommender
-	$(GO) test -run '^$$' -fuzz '^FuzzCleanChecksAgree$$' -fuzztime $(FUZZTIME) ./recommender
 	$(GO) test -run '^$$' -fuzz '^FuzzSimulationFromProto$$' -fuzztime $(FUZZTIME) ./internal/apiconv
-	$(GO) test -run '^$$' -fuzz '^FuzzFastMilli$$' -fuzztime $(FUZZTIME) ./internal/apiconv
-	$(GO) test -run '^$$' -fuzz '^FuzzDecisionInputMatchesUncached$$' -fuzztime $(FUZZTIME) ./server
 	$(GO) test -run '^$$' -fuzz '^FuzzKeyEncoding$$' -fuzztime $(FUZZTIME) ./store/internal/codec
 	$(GO) test -run '^$$' -fuzz '^FuzzUnmarshal$$' -fuzztime $(FUZZTIME) ./store/internal/codec
 

@@ -334,27 +334,8 @@ func FuzzDecide(f *testing.F) {
 		if diff := cmp.Diff(next, next2); diff != "" {
 			t.Fatalf("not deterministic: states differ:\n%s", diff)
 		}
-		checkDefaultedGiven(t, opts, in, st, d, next)
 		checkDecisionInvariants(t, opts, in, st, d, next)
 	})
-}
-
-// checkDefaultedGiven: Decide with in.Defaulted set to the defaulted spec, as the server
-// passes it, decides exactly what it decided without (d, next), and leaves that spec as it was.
-func checkDefaultedGiven(t *testing.T, opts Options, in Input, st State, d Decision, next State) {
-	t.Helper()
-	in.Defaulted = SetDefaults(in.Spec)
-	before := SetDefaults(in.Spec)
-	dd, nextD := Decide(tNow, opts, in, st)
-	if diff := cmp.Diff(d, dd, cmpQuantities, cmpopts.EquateNaNs()); diff != "" {
-		t.Fatalf("decision with Input.Defaulted differs (-without +with):\n%s", diff)
-	}
-	if diff := cmp.Diff(next, nextD); diff != "" {
-		t.Fatalf("state with Input.Defaulted differs (-without +with):\n%s", diff)
-	}
-	if diff := cmp.Diff(before, in.Defaulted, cmpQuantities); diff != "" {
-		t.Fatalf("Decide modified Input.Defaulted (-before +after):\n%s", diff)
-	}
 }
 
 // resumesFromZero says, by the release's rule as docs/ALGORITHM.md tables it (and not through

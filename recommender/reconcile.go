@@ -114,15 +114,11 @@ func tolerancesFor(spec *Spec, opts Options, rules Rules) tolerances {
 // stored after the previous one. It returns the decision and the state to store: the seeded
 // history, the recommendation recorded by normalization and the updated conditions. The scale
 // write's outcome is applied separately with RecordRescale. in.Spec must be valid
-// (ValidateSpec); it is defaulted here (unless in.Defaulted holds it defaulted), never
-// modified. opts must be valid (RulesFor accepts them): the release and feature gates they
+// (ValidateSpec); it is defaulted here, never modified. opts must be valid (RulesFor accepts them): the release and feature gates they
 // name decide (Rules).
 func Decide(now time.Time, opts Options, in Input, prev State) (Decision, State) {
 	rules := rulesOf(opts)
-	spec := in.Defaulted
-	if spec == nil {
-		spec = SetDefaults(in.Spec)
-	}
+	spec := SetDefaults(in.Spec)
 	st := prev.Clone()
 	current := in.CurrentReplicas
 	d := Decision{Time: now, CurrentReplicas: current}

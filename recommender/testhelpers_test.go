@@ -347,9 +347,6 @@ func runDecideCases(t *testing.T, cases []decideCase) {
 			if tc.check != nil {
 				tc.check(t, d, next)
 			}
-			if !tc.invalidSpec {
-				checkDefaultedGiven(t, opts, in, st, d, next)
-			}
 		})
 	}
 }

@@ -230,11 +230,7 @@ func DefaultOptions() Options {
 
 // Input is everything one reconcile reads besides the stored state.
 type Input struct {
-	Spec *Spec
-	// Defaulted is SetDefaults(Spec) when the caller keeps one (the server does, per distinct
-	// spec), so that Decide need not copy and default the spec on every call; nil: Decide does.
-	// It must be exactly that; Decide only reads it, so it may be shared between calls.
-	Defaulted       *Spec
+	Spec            *Spec
 	CurrentReplicas int32
 	StatusReplicas  int32
 	Pods            []Pod

@@ -84,7 +84,7 @@ func ValidateInput(in *Input, path string, limits Limits) []FieldError {
 
 // ValidateObservations reports the violations ValidateInput finds outside the spec, for callers
 // that check one spec against many sets of observations (Simulate's steps); in.Spec is read
-// only for the number of metrics. It checks:
+// only for its metrics' number and types. It checks:
 //   - currentReplicas and statusReplicas are >= 0;
 //   - metrics has exactly one observation per spec.metrics entry; an empty spec.metrics means
 //     the one default cpu metric (SetDefaults), so exactly one observation is expected then;
@@ -92,7 +92,9 @@ func ValidateInput(in *Input, path string, limits Limits) []FieldError {
 //     Succeeded, Failed, Unknown (an empty phase is invalid: the API always sets one), container
 //     names set and unique within the pod, requests not negative;
 //   - podValues of each observation: at most limits.MaxPods, pod set and unique, window >= 0
-//     (zero means DefaultMetricWindow).
+//     (zero means DefaultMetricWindow);
+//   - each observation without an error carries only what its metric's type reads: podValues
+//     for Resource, ContainerResource and Pods, value for Object, values for External.
 //
 // Pod samples naming pods absent from pods are allowed (upstream ignores them), and so is an
 // observation with nothing set ("no metrics returned", an invalid metric as upstream).
@@ -146,19 +148,6 @@ func validateSpec(spec *Spec, p *field.Path) field.ErrorList {
 		errs = append(errs, validateScalingRules(spec.Behavior.ScaleDown, p.Child("behavior", "scaleDown"))...)
 	}
 	return errs
-}
-
-// ObjectReferenceValid reports whether ValidateSpec finds nothing wrong with ref as a spec's
-// scaleTargetRef; the zero reference (none) is valid. It is called for every spec composed from
-// a template (server), so it checks what validateObjectReference checks without building a
-// field path.
-func ObjectReferenceValid(ref ObjectReference) bool {
-	return ref == (ObjectReference{}) || pathSegmentValid(ref.Kind) && pathSegmentValid(ref.Name)
-}
-
-// pathSegmentValid reports whether validatePathSegment finds nothing wrong with value.
-func pathSegmentValid(value string) bool {
-	return value != "" && len(pathvalidation.IsValidPathSegmentName(value)) == 0
 }
 
 // validateObjectReference is upstream's ValidateCrossVersionObjectReference.
@@ -490,17 +479,7 @@ func validateObservations(in *Input, root *field.Path, limits Limits) field.Erro
 	if in.StatusReplicas < 0 {
 		errs = append(errs, field.Invalid(root.Child("statusReplicas"), in.StatusReplicas, "must be greater than or equal to 0"))
 	}
-	// Every decision request is checked here, and nearly all are valid: the field paths are
-	// built only for a part that has something to report.
-	// One set of names serves the pods and every metric's samples, emptied by each check.
-	n := len(in.Pods)
-	if limits.MaxPods > 0 {
-		n = min(n, limits.MaxPods) // too many pods are refused unchecked
-	}
-	seen := make(map[string]struct{}, n)
-	if !podsValid(in.Pods, limits, seen) {
-		errs = append(errs, validatePods(in.Pods, root.Child("pods"), limits)...)
-	}
+	errs = append(errs, validatePods(in.Pods, root.Child("pods"), limits)...)
 	if in.Spec != nil {
 		if want := len(in.Spec.Metrics); want == 0 && len(in.Metrics) != 1 {
 			errs = append(errs, field.Invalid(root.Child("metrics"), len(in.Metrics),
@@ -511,82 +490,123 @@ func validateObservations(in *Input, root *field.Path, limits Limits) field.Erro
 		}
 	}
 	for i := range in.Metrics {
-		if samples := in.Metrics[i].PodSamples; !podSamplesValid(samples, limits, seen) {
-			p := root.Child("metrics").Index(i).Child("podValues")
-			errs = append(errs, validatePodSamples(samples, p, limits)...)
+		o := &in.Metrics[i]
+		if in.Spec != nil {
+			errs = append(errs, validateObservationShape(o, in.Spec, root, i)...)
+		}
+		errs = append(errs, validatePodSamples(o.PodSamples, root, i, limits)...)
+	}
+	return errs
+}
+
+// validateObservationShape reports a field of an observation that its metric's type does not
+// read: the samples of Resource, ContainerResource and Pods metrics go in podValues, an Object
+// metric's in value, an External metric's in values. A misplaced field would otherwise be
+// ignored and the metric fail with "no metrics returned". An observation with an error is not
+// checked: the error wins over whatever else it carries.
+func validateObservationShape(o *Observation, spec *Spec, root *field.Path, i int) field.ErrorList {
+	// The metric the observation answers: spec.metrics[i], or the one default cpu metric of an
+	// empty spec.metrics.
+	var metricType, metric string
+	switch {
+	case len(spec.Metrics) == 0 && i == 0:
+		metricType, metric = MetricResource, "the default cpu metric (spec.metrics is empty)"
+	case i < len(spec.Metrics):
+		metricType, metric = spec.Metrics[i].Type, fmt.Sprintf("spec.metrics[%d]", i)
+	}
+	var where string
+	podValues, value, values := len(o.PodSamples) > 0, o.Value != nil, len(o.Values) > 0
+	switch metricType {
+	case MetricResource, MetricContainerResource, MetricPods:
+		where, podValues = "podValues (one sample per pod)", false
+	case MetricObject:
+		where, value = "value", false
+	case MetricExternal:
+		where, values = "values (summed)", false
+	default:
+		return nil // an unknown type is the spec's violation
+	}
+	if o.Error != "" {
+		return nil
+	}
+	var errs field.ErrorList
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"podValues", podValues}, {"value", value}, {"values", values}} {
+		if f.set {
+			errs = append(errs, field.Forbidden(root.Child("metrics").Index(i).Child(f.name),
+				fmt.Sprintf("%s is a %s metric, whose samples go in %s", metric, metricType, where)))
 		}
 	}
 	return errs
 }
 
-// podsValid reports, without building a field path, that validatePods would find nothing
-// wrong with pods; false means "check them" (podsClean is conservative for pods with many
-// containers).
-func podsValid(pods []Pod, limits Limits, seen map[string]struct{}) bool {
-	return (limits.MaxPods <= 0 || len(pods) <= limits.MaxPods) && podsClean(pods, seen)
-}
-
-// validatePods checks the limit, then every rule (checkPods); podsValid is its fast path.
+// validatePods checks the limit, then every rule of every pod; field paths are built only for
+// what it reports.
 func validatePods(pods []Pod, p *field.Path, limits Limits) field.ErrorList {
 	if limits.MaxPods > 0 && len(pods) > limits.MaxPods {
 		// Checking each of too many pods would only make the error list huge.
 		return field.ErrorList{field.TooMany(p, len(pods), limits.MaxPods)}
 	}
-	return checkPods(pods, p)
-}
-
-// checkPods is validatePods without its limit and its fast path: every rule, each violation
-// with its path.
-func checkPods(pods []Pod, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	seen := make(map[string]bool, len(pods))
+	names := map[string]bool{} // a pod's container names
 	for i := range pods {
 		pod := &pods[i]
-		pp := p.Index(i)
 		switch {
 		case pod.Name == "":
-			errs = append(errs, field.Required(pp.Child("name"), ""))
+			errs = append(errs, field.Required(p.Index(i).Child("name"), ""))
 		case seen[pod.Name]:
-			errs = append(errs, field.Duplicate(pp.Child("name"), pod.Name))
+			errs = append(errs, field.Duplicate(p.Index(i).Child("name"), pod.Name))
 		}
 		seen[pod.Name] = true
 		switch pod.Phase {
 		case "":
-			errs = append(errs, field.Required(pp.Child("phase"), ""))
+			errs = append(errs, field.Required(p.Index(i).Child("phase"), ""))
 		case PodRunning, PodPending, PodSucceeded, PodFailed, PodUnknown:
 		default:
-			errs = append(errs, field.NotSupported(pp.Child("phase"), pod.Phase, []string{PodFailed, PodPending, PodRunning, PodSucceeded, PodUnknown}))
+			errs = append(errs, field.NotSupported(p.Index(i).Child("phase"), pod.Phase, []string{PodFailed, PodPending, PodRunning, PodSucceeded, PodUnknown}))
 		}
-		names := make(map[string]bool, len(pod.Containers)+len(pod.InitContainers))
-		errs = append(errs, validateContainers(pod.Containers, pp.Child("containers"), names)...)
-		errs = append(errs, validateContainers(pod.InitContainers, pp.Child("initContainers"), names)...)
-		errs = append(errs, validateRequests(pod.Requests, pp.Child("requests"))...)
-		errs = append(errs, validateRequests(pod.Overhead, pp.Child("overhead"))...)
+		clear(names)
+		errs = validateContainers(errs, pod.Containers, p, i, "containers", names)
+		errs = validateContainers(errs, pod.InitContainers, p, i, "initContainers", names)
+		errs = validateRequests(errs, pod.Requests, func() *field.Path { return p.Index(i).Child("requests") })
+		errs = validateRequests(errs, pod.Overhead, func() *field.Path { return p.Index(i).Child("overhead") })
 	}
 	return errs
 }
 
-// validateContainers checks names (set, unique across a pod's containers and init containers,
-// as the API server requires) and requests; seen collects the names.
-func validateContainers(cs []Container, p *field.Path, seen map[string]bool) field.ErrorList {
-	var errs field.ErrorList
+// validateContainers appends to errs what is wrong with the containers of pods[pod] in its
+// list list ("containers", "initContainers"): names set and unique across a pod's containers
+// and init containers, as the API server requires (seen collects them), and requests.
+func validateContainers(errs field.ErrorList, cs []Container, pods *field.Path, pod int, list string, seen map[string]bool) field.ErrorList {
 	for i := range cs {
-		cp := p.Index(i)
+		at := func() *field.Path { return pods.Index(pod).Child(list).Index(i) }
 		switch name := cs[i].Name; {
 		case name == "":
-			errs = append(errs, field.Required(cp.Child("name"), ""))
+			errs = append(errs, field.Required(at().Child("name"), ""))
 		case seen[name]:
-			errs = append(errs, field.Duplicate(cp.Child("name"), name))
+			errs = append(errs, field.Duplicate(at().Child("name"), name))
 		default:
 			seen[name] = true
 		}
-		errs = append(errs, validateRequests(cs[i].Requests, cp.Child("requests"))...)
+		errs = validateRequests(errs, cs[i].Requests, func() *field.Path { return at().Child("requests") })
 	}
 	return errs
 }
 
-func validateRequests(reqs map[string]resource.Quantity, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
+// validateRequests appends to errs what is wrong with reqs, in key order; path is the map's,
+// built only when there is something to report.
+func validateRequests(errs field.ErrorList, reqs map[string]resource.Quantity, path func() *field.Path) field.ErrorList {
+	valid := true
+	for name, q := range reqs {
+		valid = valid && name != "" && q.Sign() >= 0
+	}
+	if valid {
+		return errs
+	}
+	p := path()
 	for _, name := range slices.Sorted(maps.Keys(reqs)) {
 		if name == "" {
 			errs = append(errs, field.Required(p.Key(name), "must specify a resource name"))
@@ -599,131 +619,32 @@ func validateRequests(reqs map[string]resource.Quantity, p *field.Path) field.Er
 	return errs
 }
 
-// podSamplesValid reports, without building a field path, that validatePodSamples would find
-// nothing wrong with samples; false means "check them".
-func podSamplesValid(samples []PodSample, limits Limits, seen map[string]struct{}) bool {
-	return (limits.MaxPods <= 0 || len(samples) <= limits.MaxPods) && podSamplesClean(samples, seen)
-}
-
-// validatePodSamples checks the limit, then every rule (checkPodSamples); podSamplesValid is
-// its fast path.
-func validatePodSamples(samples []PodSample, p *field.Path, limits Limits) field.ErrorList {
+// validatePodSamples checks the limit, then every rule, of metrics[metric].podValues; field
+// paths are built only for what it reports.
+func validatePodSamples(samples []PodSample, root *field.Path, metric int, limits Limits) field.ErrorList {
+	at := func() *field.Path { return root.Child("metrics").Index(metric).Child("podValues") }
 	if limits.MaxPods > 0 && len(samples) > limits.MaxPods {
-		return field.ErrorList{field.TooMany(p, len(samples), limits.MaxPods)}
+		return field.ErrorList{field.TooMany(at(), len(samples), limits.MaxPods)}
 	}
-	return checkPodSamples(samples, p)
-}
-
-// checkPodSamples is validatePodSamples without its limit and its fast path.
-func checkPodSamples(samples []PodSample, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	seen := make(map[string]bool, len(samples))
+	var seen map[string]bool
+	if len(samples) > 0 {
+		seen = make(map[string]bool, len(samples))
+	}
 	for i := range samples {
 		s := &samples[i]
-		sp := p.Index(i)
 		switch {
 		case s.Pod == "":
-			errs = append(errs, field.Required(sp.Child("pod"), ""))
+			errs = append(errs, field.Required(at().Index(i).Child("pod"), ""))
 		case seen[s.Pod]:
-			errs = append(errs, field.Duplicate(sp.Child("pod"), s.Pod))
+			errs = append(errs, field.Duplicate(at().Index(i).Child("pod"), s.Pod))
 		}
 		seen[s.Pod] = true
 		if s.Window < 0 {
-			errs = append(errs, field.Invalid(sp.Child("window"), s.Window.String(), "must be greater than or equal to 0"))
+			errs = append(errs, field.Invalid(at().Index(i).Child("window"), s.Window.String(), "must be greater than or equal to 0"))
 		}
 	}
 	return errs
-}
-
-// podsClean reports whether validatePods would find nothing, without building a field path
-// or sorting a map: the common case, checked first so that a valid request costs a map of pod
-// names and nothing per pod. It must agree with validatePods; a pod it cannot judge cheaply
-// (many containers) counts as not clean and takes the full check. seen is the caller's scratch
-// set of names, emptied first.
-func podsClean(pods []Pod, seen map[string]struct{}) bool {
-	clear(seen)
-	var checkedCs, checkedInits []Container // the lists last found clean (none: empty, clean)
-	for i := range pods {
-		pod := &pods[i]
-		if pod.Name == "" {
-			return false
-		}
-		if _, dup := seen[pod.Name]; dup {
-			return false
-		}
-		seen[pod.Name] = struct{}{}
-		switch pod.Phase {
-		case PodRunning, PodPending, PodSucceeded, PodFailed, PodUnknown:
-		default:
-			return false
-		}
-		// Pods converted by the server share one container list when the request repeats it
-		// (apiconv); a list found clean for the pod before is clean again.
-		if !sameList(pod.Containers, checkedCs) || !sameList(pod.InitContainers, checkedInits) {
-			if !containersClean(pod.Containers, pod.InitContainers) {
-				return false
-			}
-			checkedCs, checkedInits = pod.Containers, pod.InitContainers
-		}
-		if !requestsClean(pod.Requests) {
-			return false
-		}
-	}
-	return true
-}
-
-// sameList reports whether a and b are the same slice: one array, one length (both empty
-// counts as the same).
-func sameList(a, b []Container) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
-}
-
-// containersClean is validateContainers over a pod's containers then init containers finding
-// nothing; names are unique across both.
-func containersClean(cs, inits []Container) bool {
-	var names [16]string
-	if len(cs)+len(inits) > len(names) {
-		return false
-	}
-	n := 0
-	for _, list := range [2][]Container{cs, inits} {
-		for i := range list {
-			name := list[i].Name
-			if name == "" || slices.Contains(names[:n], name) || !requestsClean(list[i].Requests) {
-				return false
-			}
-			names[n] = name
-			n++
-		}
-	}
-	return true
-}
-
-// requestsClean is validateRequests finding nothing.
-func requestsClean(reqs map[string]resource.Quantity) bool {
-	for name, q := range reqs {
-		if name == "" || q.Sign() < 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// podSamplesClean is validatePodSamples (within the pod limit) finding nothing; seen is as
-// podsClean's.
-func podSamplesClean(samples []PodSample, seen map[string]struct{}) bool {
-	clear(seen)
-	for i := range samples {
-		s := &samples[i]
-		if s.Pod == "" || s.Window < 0 {
-			return false
-		}
-		if _, dup := seen[s.Pod]; dup {
-			return false
-		}
-		seen[s.Pod] = struct{}{}
-	}
-	return true
 }
 
 // Name and label checks, as k8s.io/apimachinery/pkg/util/validation words them. That package

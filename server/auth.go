@@ -6,15 +6,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"path"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -63,9 +60,6 @@ const adminCluster = "*"
 
 // tokensPollInterval is how often the tokens file's modification time is checked.
 const tokensPollInterval = 2 * time.Second
-
-// certCheckInterval bounds how often a TLS handshake checks the certificate files for change.
-const certCheckInterval = time.Second
 
 // Identity is the authenticated caller of an RPC.
 type Identity struct {
@@ -378,68 +372,6 @@ func (s *Server) watchTokens(ctx context.Context) {
 	}
 }
 
-// reloader holds what load makes of some files, and makes it again when a file's modification
-// time or size changes: checked at most every certCheckInterval, when the value is asked for
-// (during a TLS handshake). A load that fails is logged and leaves the previous value in force.
-type reloader[T any] struct {
-	what  string // for the log: "TLS key pair", "client CA"
-	files []string
-	load  func() (T, error)
-	log   *slog.Logger
-
-	mu      sync.Mutex
-	val     T
-	stamps  []fileStamp
-	checked time.Time
-}
-
-// newReloader loads once; that first load must succeed.
-func newReloader[T any](what string, log *slog.Logger, load func() (T, error), files ...string) (*reloader[T], error) {
-	r := &reloader[T]{what: what, files: files, load: load, log: log}
-	if err := r.reload(); err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
-// reload loads again if a file changed (any file when nothing is loaded yet).
-func (r *reloader[T]) reload() error {
-	stamps := make([]fileStamp, len(r.files))
-	for i, f := range r.files {
-		st, err := stampOf(f)
-		if err != nil {
-			return fmt.Errorf("load %s: %w", r.what, err)
-		}
-		stamps[i] = st
-	}
-	if r.stamps != nil && slices.Equal(stamps, r.stamps) {
-		return nil
-	}
-	v, err := r.load()
-	if err != nil {
-		return fmt.Errorf("load %s: %w", r.what, err)
-	}
-	reloaded := r.stamps != nil
-	r.val, r.stamps = v, stamps
-	if reloaded {
-		r.log.Info(r.what+" reloaded", "files", r.files)
-	}
-	return nil
-}
-
-// get returns the current value, reloading first when the files are due for a check.
-func (r *reloader[T]) get() T {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if now := time.Now(); now.Sub(r.checked) >= certCheckInterval {
-		r.checked = now
-		if err := r.reload(); err != nil {
-			r.log.Error(r.what+" not reloaded; the previous one stays in force", "error", err)
-		}
-	}
-	return r.val
-}
-
 type fileStamp struct {
 	mod  time.Time
 	size int64
@@ -451,41 +383,4 @@ func stampOf(p string) (fileStamp, error) {
 		return fileStamp{}, err
 	}
 	return fileStamp{fi.ModTime(), fi.Size()}, nil
-}
-
-// certReloader serves a TLS key pair that is reloaded when its files change.
-type certReloader struct{ r *reloader[*tls.Certificate] }
-
-func newCertReloader(certFile, keyFile string, log *slog.Logger) (*certReloader, error) {
-	r, err := newReloader("TLS key pair", log, func() (*tls.Certificate, error) {
-		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-		return &cert, err
-	}, certFile, keyFile)
-	if err != nil {
-		return nil, err
-	}
-	return &certReloader{r}, nil
-}
-
-// GetCertificate is the tls.Config hook.
-func (c *certReloader) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
-	return c.r.get(), nil
-}
-
-// newCAReloader holds the CA bundle in file as a pool, reloaded when the file changes.
-func newCAReloader(file string, log *slog.Logger) (*reloader[*x509.CertPool], error) {
-	return newReloader("client CA", log, func() (*x509.CertPool, error) { return loadCertPool(file) }, file)
-}
-
-// loadCertPool reads a PEM bundle of CA certificates; one without any is an error.
-func loadCertPool(file string) (*x509.CertPool, error) {
-	pem, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("%s holds no PEM certificate", file)
-	}
-	return pool, nil
 }

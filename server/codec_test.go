@@ -2,10 +2,7 @@ package server_test
 
 import (
 	"bytes"
-	"fmt"
-	"math/rand/v2"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -16,7 +13,6 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/server"
@@ -131,52 +127,5 @@ func TestCodecWritesWhatProtoMarshalReads(t *testing.T) {
 		if d := cmp.Diff(m, &got, protocmp.Transform()); d != "" {
 			t.Fatalf("codec decoding (-sent +read):\n%s", d)
 		}
-	}
-}
-
-// TestRecycledRequestsDecodeAlike: requests decoded one after another, each released as the
-// server does once its call is over, decode to exactly what protobuf-go reads from their bytes:
-// the pods, containers and requests maps a request leaves behind for the next one (more or
-// fewer of each, maps with other keys or none) carry nothing over.
-func TestRecycledRequestsDecodeAlike(t *testing.T) {
-	codec := server.NewCodec()
-	r := rand.New(rand.NewPCG(3, 4))
-	requests := func() map[string]string {
-		if r.IntN(3) == 0 {
-			return nil
-		}
-		m := map[string]string{}
-		for _, k := range []string{"cpu", "memory", "nvidia.com/gpu"}[:1+r.IntN(3)] {
-			m[k] = fmt.Sprint(1+r.IntN(900), "m")
-		}
-		return m
-	}
-	for i := range 300 {
-		req := &pb.RecommendRequest{Target: &pb.TargetRef{Namespace: "ns", Name: fmt.Sprint("t", i)}, CurrentReplicas: int32(i)}
-		for p := range r.IntN(6) {
-			pod := &pb.PodState{Name: fmt.Sprint("p", p), Requests: requests()}
-			if r.IntN(2) == 0 {
-				pod.StartTime = timestamppb.New(time.Unix(int64(1000+i), 0))
-			}
-			for c := range r.IntN(4) {
-				pod.Containers = append(pod.Containers, &pb.ContainerState{Name: fmt.Sprint("c", c), Requests: requests()})
-			}
-			for c := range r.IntN(2) {
-				pod.InitContainers = append(pod.InitContainers, &pb.InitContainerState{Name: fmt.Sprint("i", c), Requests: requests()})
-			}
-			req.Pods = append(req.Pods, pod)
-		}
-		wire, err := proto.Marshal(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := new(pb.RecommendRequest)
-		if err := codec.Unmarshal(mem.BufferSlice{mem.SliceBuffer(wire)}, got); err != nil {
-			t.Fatal(err)
-		}
-		if d := cmp.Diff(req, got, protocmp.Transform()); d != "" {
-			t.Fatalf("request %d (-sent +decoded):\n%s", i, d)
-		}
-		server.ReleaseRequest(got)
 	}
 }

@@ -38,15 +38,6 @@ type Config struct {
 	Store string
 	// BoltPath is the bbolt file (default ./data/hpa-recommender.db).
 	BoltPath string
-	// RetiredFlags are the flags of RetiredBoltFlags that were set (on the command line or in
-	// the environment), in the order given: they are accepted and do nothing (Warnings).
-	RetiredFlags []string
-	// CachedSpecs is how many distinct specs the server keeps converted and validated (default
-	// 4096, a few KB each; 0: the default; negative: none), keyed by the spec without its
-	// scaleTargetRef: every target sends its spec with each Recommend, and the targets of one
-	// template share an entry. A spec not kept is converted again on every call. The cache is
-	// the Server's own.
-	CachedSpecs int
 	// EtcdEndpoints and EtcdPrefix configure the etcd backend.
 	EtcdEndpoints []string
 	EtcdPrefix    string
@@ -58,11 +49,6 @@ type Config struct {
 	// interval of it (0: never; see etcdstore.Config.CompactionInterval). Without compaction
 	// etcd grows with every decision until its space quota stops every write.
 	EtcdCompactionInterval time.Duration
-	// EtcdCachedTargets is how many targets' latest records the etcd store keeps, so that a
-	// decision on a target this replica decided last makes one round trip to etcd instead of
-	// two (default 4096, ~1.6 KB each; 0: the default; negative: none). See
-	// etcdstore.Config.CachedRecords.
-	EtcdCachedTargets int
 	// TLSCert and TLSKey enable TLS; ClientCA additionally requires client certificates (mTLS;
 	// with TokensFile too, a bearer token may replace the certificate).
 	TLSCert, TLSKey, ClientCA string
@@ -88,43 +74,8 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// Defaults are the Options a request leaves unset (the upstream controller flags).
 	Defaults recommender.Options
-}
-
-// maxCachedSpecsFlag bounds --cached-specs: a million specs is several GB of heap.
-const maxCachedSpecsFlag = 1_000_000
-
-// RetiredBoltFlags are the flags that tuned the bbolt store's decoded-record cache and its
-// write-ahead log, which are gone. For one release a deployment that still sets one starts,
-// with a warning naming it (Warnings), and the value has no effect; then they go.
-var RetiredBoltFlags = []string{"bolt-cached-targets", "bolt-log-targets"}
-
-// retiredFlag is a flag that is accepted (an integer, as it was) and recorded, nothing else.
-type retiredFlag struct {
-	name string
-	set  *[]string
-}
-
-func (f retiredFlag) String() string { return "" }
-
-func (f retiredFlag) Set(v string) error {
-	if _, err := strconv.Atoi(v); err != nil {
-		return errors.New("not an integer")
-	}
-	if !slices.Contains(*f.set, f.name) {
-		*f.set = append(*f.set, f.name)
-	}
-	return nil
-}
-
-// Warnings are the log lines the service starts with about its configuration: one per
-// retired flag set.
-func (c *Config) Warnings() []string {
-	var out []string
-	for _, name := range c.RetiredFlags {
-		out = append(out, fmt.Sprintf("--%s (%s) is set but has no effect since the bbolt store keeps no cache nor write-ahead log; it will be refused in a later release: remove it",
-			name, EnvName(name)))
-	}
-	return out
+	// Retired are the retired flags this configuration set (see retireFlag); New warns of each.
+	Retired []RetiredFlag
 }
 
 // DefaultConfig returns the configuration `make run` uses.
@@ -134,10 +85,8 @@ func DefaultConfig() Config {
 		MetricsListen:          "127.0.0.1:9090",
 		Store:                  StoreBolt,
 		BoltPath:               "./data/hpa-recommender.db",
-		CachedSpecs:            4096,
 		EtcdPrefix:             "/hpa-recommender",
 		EtcdCompactionInterval: time.Minute, // etcdstore.DefaultCompactionInterval
-		EtcdCachedTargets:      4096,        // etcdstore.DefaultCachedRecords
 		RateBurst:              100,
 		MaxRequestBytes:        4 << 20,
 		MaxPods:                20000,
@@ -182,17 +131,16 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.Pprof, "pprof", c.Pprof, "also serve /debug/pprof/ on --metrics-listen")
 	fs.StringVar(&c.Store, "store", c.Store, "store backend: bolt, memory or etcd")
 	fs.StringVar(&c.BoltPath, "bolt-path", c.BoltPath, "bbolt database file (a write-ahead log an older release left beside it, <file>.wal, is replayed into it once and removed)")
-	for _, name := range RetiredBoltFlags {
-		fs.Var(retiredFlag{name, &c.RetiredFlags}, name, "retired: an `int` accepted with a warning and no effect (the bbolt store keeps no cache nor write-ahead log)")
-	}
-	fs.IntVar(&c.CachedSpecs, "cached-specs", c.CachedSpecs, "distinct specs kept converted, a few KB each, keyed without scaleTargetRef (the targets of one template share one); a target whose spec is not kept pays converting it on every call (0: the default, negative: none)")
+	c.retireFlag(fs, "bolt-cached-targets", parseInt, "the bbolt store keeps no cache of decoded records")
+	c.retireFlag(fs, "bolt-log-targets", parseInt, "the bbolt store keeps no write-ahead log")
+	c.retireFlag(fs, "cached-specs", parseInt, "the server keeps no cache of converted specs")
 	fs.Var(listFlag{&c.EtcdEndpoints}, "etcd-endpoints", "etcd endpoints, a comma-separated `list`")
 	fs.StringVar(&c.EtcdPrefix, "etcd-prefix", c.EtcdPrefix, "key prefix in etcd")
 	fs.StringVar(&c.EtcdCA, "etcd-ca", c.EtcdCA, "CA bundle that verifies etcd's certificate (PEM; enables TLS to etcd; default roots: the system's)")
 	fs.StringVar(&c.EtcdCert, "etcd-cert", c.EtcdCert, "client certificate for etcd (PEM; enables TLS to etcd)")
 	fs.StringVar(&c.EtcdKey, "etcd-key", c.EtcdKey, "client private key for etcd (PEM)")
 	fs.DurationVar(&c.EtcdCompactionInterval, "etcd-compaction-interval", c.EtcdCompactionInterval, "how often to compact etcd's history, keeping one interval of it; compaction is cluster-wide (0: never, for an etcd that compacts itself with --auto-compaction-retention; without any, etcd fills its space quota and refuses writes)")
-	fs.IntVar(&c.EtcdCachedTargets, "etcd-cached-targets", c.EtcdCachedTargets, "targets whose latest record the etcd store keeps (~1.6 KB each), so that deciding a target this replica decided last takes one round trip to etcd instead of two (0: the default, negative: none)")
+	c.retireFlag(fs, "etcd-cached-targets", parseInt, "the etcd store keeps no cache of records")
 	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "TLS certificate file (PEM)")
 	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "TLS private key file (PEM)")
 	fs.StringVar(&c.ClientCA, "client-ca", c.ClientCA, "CA bundle for client certificates (enables mTLS)")
@@ -211,6 +159,49 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.Defaults.DownscaleStabilizationWindow, "downscale-stabilization", c.Defaults.DownscaleStabilizationWindow, "default downscale stabilization window")
 	fs.StringVar(&c.Defaults.KubernetesVersion, "kubernetes-version", c.Defaults.KubernetesVersion,
 		"Kubernetes release whose HPA controller decides a request that names none ("+recommender.OldestKubernetesVersion+" to "+recommender.NewestKubernetesVersion+"), with that release's default feature gates")
+}
+
+// RetiredFlag is a flag that no longer does anything, set by a deployment.
+type RetiredFlag struct {
+	// Name is the flag's name, without dashes.
+	Name string
+	// Why says what it used to tune and is gone.
+	Why string
+}
+
+// retiredValue is the flag.Value of a retired flag: it parses a value as the flag did, so a
+// value that was wrong still fails, and records in *set that the flag was set (on the command
+// line or by its environment variable).
+type retiredValue struct {
+	flag  RetiredFlag
+	parse func(string) error
+	set   *[]RetiredFlag
+}
+
+func (v retiredValue) String() string { return "" }
+
+func (v retiredValue) Set(s string) error {
+	if err := v.parse(s); err != nil {
+		return err
+	}
+	if !slices.Contains(*v.set, v.flag) {
+		*v.set = append(*v.set, v.flag)
+	}
+	return nil
+}
+
+// retireFlag registers name, a flag that only tuned something since removed: for one release
+// it is still accepted (parse checks its value as before; the value is then ignored), and a
+// server started with it warns, naming it, so that its change of meaning is not silent.
+func (c *Config) retireFlag(fs *flag.FlagSet, name string, parse func(string) error, why string) {
+	fs.Var(retiredValue{flag: RetiredFlag{Name: name, Why: why}, parse: parse, set: &c.Retired}, name,
+		"retired: accepted and ignored until the next release ("+why+")")
+}
+
+// parseInt is the check of a retired int flag's value.
+func parseInt(s string) error {
+	_, err := strconv.ParseInt(s, 0, strconv.IntSize)
+	return err
 }
 
 // EnvName is the environment variable of a flag name.
@@ -275,9 +266,6 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxInflight < 0 {
 		errs = append(errs, errors.New("--max-inflight must be at least 0 (0: unlimited)"))
-	}
-	if c.CachedSpecs > maxCachedSpecsFlag {
-		errs = append(errs, fmt.Errorf("--cached-specs must be at most %d", maxCachedSpecsFlag))
 	}
 	if c.MaxRequestBytes <= 0 {
 		errs = append(errs, errors.New("--max-request-bytes must be positive"))

@@ -7,9 +7,17 @@
 // translation the clients' in-process engine shares), and never let API messages reach the
 // algorithm or the store.
 //
+// A Recommend is decode (grpc-go's protobuf codec; codec.go only turns an undecodable request
+// into InvalidArgument) -> apiconv.DecisionInput (convert and validate) -> recommender.Decide
+// -> store.Store.Update -> encode. The interceptors are go-grpc-middleware v2's (metrics,
+// logging with health and reflection skipped, auth, recovery innermost), the per-cluster rate
+// limit is golang.org/x/time/rate's, and TLS files are followed by internal/tlsfiles. The path
+// keeps no cache, pool, memo or fast path of its own: none was measured to buy a goal not yet
+// met.
+//
 // Imports: proto (the generated API), recommender (the algorithm and its domain types),
-// internal/apiconv (proto <-> domain) and store (durable state), plus gRPC and its ecosystem.
-// Its gRPC codec (codec.go) marshals the API's messages with vtprotobuf's generated code.
+// internal/apiconv (proto <-> domain), internal/tlsfiles and store (durable state), plus gRPC
+// and its ecosystem.
 // In production code only cmd imports server; its test kit server/servertest and the tests of
 // the clients and deploy run it in process. It never imports clients/ or cmd/, in its tests
 // either (internal/archtest checks).

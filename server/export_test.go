@@ -4,6 +4,3 @@ import "google.golang.org/grpc/encoding"
 
 // NewCodec is the server's codec, for the external benchmarks.
 func NewCodec() encoding.CodecV2 { return newCodec() }
-
-// ReleaseRequest is what the server does with a request once its call is over.
-func ReleaseRequest(req any) { releaseRequest(req) }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -33,10 +32,7 @@ const maxPending = 16
 
 // targetKey validates a TargetRef; an empty cluster is the default cluster.
 func targetKey(ref *pb.TargetRef, field string) (store.Key, []apiconv.FieldViolation) {
-	// Copies: the key outlives the call (the store, the rate limiter), and a request's strings
-	// share its bytes (codec.unmarshalRecommend).
-	k := store.Key{Cluster: strings.Clone(ref.GetCluster()), Namespace: strings.Clone(ref.GetNamespace()),
-		Name: strings.Clone(ref.GetName())}
+	k := store.Key{Cluster: ref.GetCluster(), Namespace: ref.GetNamespace(), Name: ref.GetName()}
 	if k.Cluster == "" {
 		k.Cluster = defaultCluster
 	}
@@ -51,10 +47,6 @@ func newRecommendationID() string {
 
 // Recommend decides for one target as one upstream reconcile would at the server's clock.
 func (s *Server) Recommend(ctx context.Context, req *pb.RecommendRequest) (*pb.RecommendResponse, error) {
-	defer s.inflight.done()
-	if !s.inflight.admit() {
-		return nil, s.inflight.refuse(ctx, s.log)
-	}
 	resp, err := s.recommend(ctx, req)
 	return resp, s.toStatus(ctx, "Recommend", err)
 }
@@ -67,7 +59,7 @@ func (s *Server) recommend(ctx context.Context, req *pb.RecommendRequest) (*pb.R
 	if ok, wait := s.limiter.allow(key.Cluster); !ok {
 		return nil, &rateLimited{cluster: key.Cluster, retryAfter: wait}
 	}
-	in, opts, cv := s.decisionInput(req)
+	in, opts, cv := apiconv.DecisionInput(req, s.cfg.Defaults, apiconv.Limits{MaxPods: s.cfg.MaxPods})
 	violations = append(violations, cv...)
 	if len(violations) > 0 {
 		return nil, &invalidArgument{violations}
@@ -84,7 +76,7 @@ func (s *Server) recommend(ctx context.Context, req *pb.RecommendRequest) (*pb.R
 	id := newRecommendationID()
 	var decision recommender.Decision
 	var scaled bool
-	err = s.apply(ctx, key, func(cur *store.Target) (*store.Target, error) {
+	_, err = s.store.Update(ctx, key, func(cur *store.Target) (*store.Target, error) {
 		d, next := decide(now, opts, in, cur)
 		next.Key = key
 		next.LastSeen = now
@@ -175,7 +167,7 @@ func (s *Server) reportScale(ctx context.Context, req *pb.ReportScaleRequest) (*
 	}
 	now := s.now()
 	recorded := false
-	err = s.apply(ctx, key, func(cur *store.Target) (*store.Target, error) {
+	_, err = s.store.Update(ctx, key, func(cur *store.Target) (*store.Target, error) {
 		recorded = false
 		if cur == nil {
 			return nil, targetNotFound(key)

@@ -6,6 +6,10 @@ import (
 	"log/slog"
 	"sync/atomic"
 	"time"
+
+	"google.golang.org/grpc"
+
+	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 )
 
 // inflightBound is Config.MaxInflight: it counts the Recommend calls being handled and refuses
@@ -13,42 +17,42 @@ import (
 // calls waiting in the transport are not counted). A refusal costs an atomic add and a
 // prebuilt error; it is not logged one by one (the gRPC metrics count every call by its code),
 // but at most once a second, with how many were refused since the last such line. The zero
-// value (max 0) admits everything.
+// value is not used: without --max-inflight there is no bound.
 type inflightBound struct {
 	max     int64
+	log     *slog.Logger
 	err     error // the refusal, built once
 	n       atomic.Int64
 	refused atomic.Int64 // since the last log line
 	logged  atomic.Int64 // unix nanoseconds of the last log line
 }
 
-func newInflightBound(limit int) *inflightBound {
-	return &inflightBound{max: int64(limit), err: exhausted(
+func newInflightBound(limit int, log *slog.Logger) *inflightBound {
+	return &inflightBound{max: int64(limit), log: log, err: exhausted(
 		fmt.Sprintf("the server is handling its limit of %d Recommend calls at once (--max-inflight); retry later", limit),
 		ReasonMaxInflight, maxInflightBackoff)}
 }
 
-// admit counts a call in; when it returns false the call is refused with b.err. Either way the
-// caller must call done when the call ends.
-func (b *inflightBound) admit() bool {
-	return b == nil || b.max <= 0 || b.n.Add(1) <= b.max
-}
-
-func (b *inflightBound) done() {
-	if b != nil && b.max > 0 {
-		b.n.Add(-1)
+// unary is the bound as an interceptor of Recommend calls: it sits before the logging
+// interceptor, so a refusal is counted by the metrics but not logged call by call.
+func (b *inflightBound) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if info.FullMethod != pb.RecommenderService_Recommend_FullMethodName {
+		return handler(ctx, req)
 	}
+	if b.n.Add(1) > b.max {
+		b.n.Add(-1)
+		return nil, b.refuse(ctx)
+	}
+	defer b.n.Add(-1)
+	return handler(ctx, req)
 }
 
 // refuse records a refusal and returns its error, logging a warning at most once a second.
-func (b *inflightBound) refuse(ctx context.Context, log *slog.Logger) error {
+func (b *inflightBound) refuse(ctx context.Context) error {
 	b.refused.Add(1)
 	now, last := time.Now().UnixNano(), b.logged.Load()
 	if now-last >= int64(time.Second) && b.logged.CompareAndSwap(last, now) {
-		log.WarnContext(ctx, "refusing Recommend calls: --max-inflight reached", "max_inflight", b.max, "refused", b.refused.Swap(0))
+		b.log.WarnContext(ctx, "refusing Recommend calls: --max-inflight reached", "max_inflight", b.max, "refused", b.refused.Swap(0))
 	}
 	return b.err
 }
-
-// isRefusal says whether err is the bound's refusal, which logCall does not log.
-func (b *inflightBound) isRefusal(err error) bool { return b != nil && b.err != nil && err == b.err }

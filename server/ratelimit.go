@@ -1,39 +1,42 @@
 package server
 
 import (
-	"math"
 	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
-// maxRateBuckets bounds the per-cluster buckets kept in memory. Buckets idle long enough to
-// be full again are evicted first (losslessly: a new bucket starts full); only when every
-// bucket is busy does the least recently used one go.
-const maxRateBuckets = 10000
+// maxRateLimiters bounds the per-cluster limiters kept in memory. Limiters idle long enough to
+// be full again are dropped first (losslessly: a new limiter starts full); only when every one
+// is busy does the least recently used one go.
+const maxRateLimiters = 10000
 
-// rateLimiter is a token bucket per cluster: rate tokens per second up to burst; one
-// Recommend takes one token. It reads the wall clock, not the decision clock.
+// rateLimiter is Config.RateLimit: a golang.org/x/time/rate token bucket per cluster, rate
+// tokens per second up to burst; one Recommend takes one token. It reads the wall clock, not
+// the decision clock.
 type rateLimiter struct {
-	rate  float64
-	burst float64
+	limit rate.Limit
+	burst int
 	max   int
 	now   func() time.Time
 
-	mu      sync.Mutex
-	buckets map[string]*bucket
+	mu       sync.Mutex
+	clusters map[string]*clusterLimiter
 }
 
-type bucket struct {
-	tokens float64
-	last   time.Time
+type clusterLimiter struct {
+	*rate.Limiter
+	last time.Time // the last call's
 }
 
-// newRateLimiter returns nil (no limit) when rate is not positive.
-func newRateLimiter(rate float64, burst int) *rateLimiter {
-	if rate <= 0 {
+// newRateLimiter returns nil (no limit) when r is not positive.
+func newRateLimiter(r float64, burst int) *rateLimiter {
+	if r <= 0 {
 		return nil
 	}
-	return &rateLimiter{rate: rate, burst: float64(max(burst, 1)), max: maxRateBuckets, now: time.Now, buckets: map[string]*bucket{}}
+	return &rateLimiter{limit: rate.Limit(r), burst: max(burst, 1), max: maxRateLimiters, now: time.Now,
+		clusters: map[string]*clusterLimiter{}}
 }
 
 // allow takes a token from cluster's bucket; when it is empty it returns false and how long
@@ -44,53 +47,46 @@ func (l *rateLimiter) allow(cluster string) (bool, time.Duration) {
 	}
 	now := l.now()
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	b, ok := l.buckets[cluster]
+	c, ok := l.clusters[cluster]
 	if !ok {
-		if len(l.buckets) >= l.max {
+		if len(l.clusters) >= l.max {
 			l.evict(now)
 		}
-		b = &bucket{tokens: l.burst, last: now}
-		l.buckets[cluster] = b
+		c = &clusterLimiter{Limiter: rate.NewLimiter(l.limit, l.burst)}
+		l.clusters[cluster] = c
 	}
-	l.refill(b, now)
-	if b.tokens >= 1 {
-		b.tokens--
-		return true, 0
+	c.last = now
+	l.mu.Unlock()
+	r := c.ReserveN(now, 1)
+	if wait := r.DelayFrom(now); wait > 0 {
+		r.CancelAt(now) // refused: the token is not taken
+		return false, max(wait, time.Millisecond)
 	}
-	wait := time.Duration(math.Ceil((1 - b.tokens) / l.rate * float64(time.Second)))
-	return false, max(wait, time.Millisecond)
+	return true, 0
 }
 
-func (l *rateLimiter) refill(b *bucket, now time.Time) {
-	if el := now.Sub(b.last); el > 0 {
-		b.tokens = min(l.burst, b.tokens+el.Seconds()*l.rate)
-		b.last = now
-	}
-}
-
-// evict drops every bucket that is full again; if none is, the least recently used one.
+// evict drops every limiter that is full again; if none is, the least recently used one.
 func (l *rateLimiter) evict(now time.Time) {
 	var lru string
 	var lruTime time.Time
 	found := false
-	for k, b := range l.buckets {
-		if b.tokens+now.Sub(b.last).Seconds()*l.rate >= l.burst {
-			delete(l.buckets, k)
+	for k, c := range l.clusters {
+		if c.TokensAt(now) >= float64(l.burst) {
+			delete(l.clusters, k)
 			continue
 		}
-		if !found || b.last.Before(lruTime) {
-			lru, lruTime, found = k, b.last, true
+		if !found || c.last.Before(lruTime) {
+			lru, lruTime, found = k, c.last, true
 		}
 	}
-	if len(l.buckets) >= l.max && found {
-		delete(l.buckets, lru)
+	if len(l.clusters) >= l.max && found {
+		delete(l.clusters, lru)
 	}
 }
 
-// size is the number of buckets held (tests).
+// size is the number of limiters held (tests).
 func (l *rateLimiter) size() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.buckets)
+	return len(l.clusters)
 }

@@ -28,17 +28,17 @@ func TestRateLimiterRefillsAndEvicts(t *testing.T) {
 		t.Fatal("refused after the advertised wait")
 	}
 
-	// The map stays bounded: full-again buckets go first, then the least recently used.
+	// The map stays bounded: full-again limiters go first, then the least recently used.
 	l.max = 4
 	for i := range 10 {
 		now = now.Add(10 * time.Millisecond)
 		l.allow(fmt.Sprintf("c%d", i))
 		if n := l.size(); n > l.max {
-			t.Fatalf("%d buckets, want at most %d", n, l.max)
+			t.Fatalf("%d limiters, want at most %d", n, l.max)
 		}
 	}
-	if _, ok := l.buckets["c9"]; !ok {
-		t.Error("the newest bucket was evicted")
+	if _, ok := l.clusters["c9"]; !ok {
+		t.Error("the newest limiter was evicted")
 	}
 	now = now.Add(time.Hour)
 	l.allow("late")

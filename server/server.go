@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"runtime/trace"
-	"strings"
 	"sync"
 	"time"
 
@@ -29,10 +28,10 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/hpa-recommender/hpa-recommender/internal/tlsfiles"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/store"
 )
@@ -61,12 +60,10 @@ type Server struct {
 	grpc     *grpc.Server
 	health   *health.Server
 	metrics  *grpcprom.ServerMetrics
-	specs    specCache // decisionInput's converted specs
 
 	// Tenants (auth.go, ratelimit.go): nil when not configured.
-	tokens   *tokenFile
-	limiter  *rateLimiter
-	inflight *inflightBound // nil: Config.MaxInflight 0
+	tokens  *tokenFile
+	limiter *rateLimiter
 
 	mu   sync.Mutex
 	addr net.Addr
@@ -94,6 +91,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	for _, f := range cfg.Retired {
+		s.log.Warn("a retired flag is set: it is ignored, and the next release refuses it; remove it", "flag", "--"+f.Name, "why", f.Why)
+	}
 	if s.registry == nil {
 		s.registry = prometheus.NewRegistry()
 		s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -116,10 +116,6 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		s.tokens = tf
 	}
 	s.limiter = newRateLimiter(cfg.RateLimit, cfg.RateBurst)
-	if cfg.MaxInflight > 0 {
-		s.inflight = newInflightBound(cfg.MaxInflight)
-	}
-	s.specs.limit = cfg.CachedSpecs
 	opts, err := s.serverOptions()
 	if err != nil {
 		return nil, err
@@ -155,43 +151,22 @@ func callLogLevel(c codes.Code) logging.Level {
 	return logging.DefaultServerCodeToLevel(c)
 }
 
+// slogLogger adapts l to go-grpc-middleware's logging interceptor.
+func slogLogger(l *slog.Logger) logging.Logger {
+	return logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
+		l.Log(ctx, slog.Level(lvl), msg, fields...)
+	})
+}
+
 // streamWorkers is the gRPC server's pool of call goroutines: enough for the calls in flight
 // at a few thousand per second while each waits for a commit.
 const streamWorkers = 128
 
-// logCall logs a finished unary call at callLogLevel. It does what go-grpc-middleware's
-// logging interceptor does with FinishCall, but builds nothing unless the line is logged: that
-// interceptor gathered its fields before every call, 4 % of the CPU of a Recommend, for a
-// line that is almost never written (a successful call logs at debug).
-func (s *Server) logCall(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	start := time.Now()
-	resp, err := handler(ctx, req)
-	if s.inflight.isRefusal(err) {
-		return resp, err // counted by the metrics, logged once a second by refuse
-	}
-	code := status.Code(err)
-	lvl := slog.Level(callLogLevel(code))
-	if !s.log.Enabled(ctx, lvl) {
-		return resp, err
-	}
-	service, method := splitMethod(info.FullMethod)
-	attrs := []any{"grpc.service", service, "grpc.method", method, "grpc.code", code.String(),
-		"grpc.time_ms", float64(time.Since(start).Microseconds()) / 1000}
-	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
-		attrs = append(attrs, "peer.address", p.Addr.String())
-	}
-	if err != nil {
-		attrs = append(attrs, "grpc.error", err.Error())
-	}
-	s.log.Log(ctx, lvl, "finished call", attrs...)
-	return resp, err
-}
-
 // traceRegion marks each unary call, after its request is decoded, as a runtime/trace region
 // named by its full method: in an execution trace (/debug/pprof/trace with --pprof), `go tool
 // trace`'s "User-defined regions" page then gives each method's latency distribution and, call
-// by call, how long it ran, waited for a CPU, in system calls and blocked (the store's group
-// commit is a region of its own). Without a trace running it costs one atomic load.
+// by call, how long it ran, waited for a CPU, in system calls and blocked. Without a trace
+// running it costs one atomic load.
 func traceRegion(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	defer trace.StartRegion(ctx, info.FullMethod).End()
 	return handler(ctx, req)
@@ -199,10 +174,8 @@ func traceRegion(ctx context.Context, req any, info *grpc.UnaryServerInfo, handl
 
 // rejectUndecodable answers InvalidArgument to a request the codec could not decode
 // (decodeError): grpc-go would have answered Internal, blaming the server for the caller's
-// bytes. Every request passes here, whatever happens after: when the call is over it hands
-// the request's messages back to the codec's pools (releaseRequest).
+// bytes.
 func rejectUndecodable(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	defer releaseRequest(req)
 	m, ok := req.(proto.Message)
 	if !ok {
 		return handler(ctx, req)
@@ -219,15 +192,6 @@ func rejectUndecodable(ctx context.Context, req any, _ *grpc.UnaryServerInfo, ha
 		return nil, st.Err()
 	}
 	return handler(ctx, req)
-}
-
-// splitMethod splits "/package.Service/Method".
-func splitMethod(full string) (service, method string) {
-	full = strings.TrimPrefix(full, "/")
-	if i := strings.LastIndexByte(full, '/'); i >= 0 {
-		return full[:i], full[i+1:]
-	}
-	return "unknown", full
 }
 
 // handlingBuckets are grpc_server_handling_seconds' bucket bounds: finer than the library's
@@ -252,14 +216,18 @@ func (s *Server) serverOptions() ([]grpc.ServerOption, error) {
 		s.log.ErrorContext(ctx, "panic in handler", "panic", p)
 		return status.Error(codes.Internal, "internal error")
 	})
-	unary := []grpc.UnaryServerInterceptor{
-		traceRegion,
-		metrics.UnaryServerInterceptor(),
-		selector.UnaryServerInterceptor(s.logCall, notProbe),
-		// Before anything that may return early (auth): every undecodable request is counted
-		// and logged as InvalidArgument, and every request's messages are recycled.
-		rejectUndecodable,
+	unary := []grpc.UnaryServerInterceptor{traceRegion, metrics.UnaryServerInterceptor()}
+	if s.cfg.MaxInflight > 0 {
+		// Before logging: refusals are counted by the metrics, and logged once a second.
+		unary = append(unary, newInflightBound(s.cfg.MaxInflight, s.log).unary)
 	}
+	logCalls := logging.UnaryServerInterceptor(slogLogger(s.log),
+		logging.WithLogOnEvents(logging.FinishCall), logging.WithLevels(callLogLevel))
+	unary = append(unary,
+		selector.UnaryServerInterceptor(logCalls, notProbe),
+		// Before anything that may return early (auth): every undecodable request is counted
+		// and logged as InvalidArgument.
+		rejectUndecodable)
 	stream := []grpc.StreamServerInterceptor{metrics.StreamServerInterceptor()}
 	if s.authEnabled() {
 		unary = append(unary, selector.UnaryServerInterceptor(auth.UnaryServerInterceptor(s.authenticate), notProbe))
@@ -271,7 +239,7 @@ func (s *Server) serverOptions() ([]grpc.ServerOption, error) {
 		// (copies) its stack several times (5 % of the CPU under load). Calls beyond the
 		// workers still get goroutines of their own.
 		grpc.NumStreamWorkers(streamWorkers),
-		// Writes responses with vtprotobuf's generated code; see codec.
+		// Undecodable requests are InvalidArgument; see codec.
 		grpc.ForceServerCodecV2(newCodec()),
 		grpc.ChainUnaryInterceptor(append(unary, recovery.UnaryServerInterceptor(recover))...),
 		grpc.ChainStreamInterceptor(append(stream, recovery.StreamServerInterceptor(recover))...),
@@ -286,30 +254,18 @@ func (s *Server) serverOptions() ([]grpc.ServerOption, error) {
 	return opts, nil
 }
 
+// transportCredentials serve cfg.TLSCert and, with cfg.ClientCA, verify client certificates;
+// each handshake reads the files as they now stand (tlsfiles.Server), so a rotated certificate
+// or CA takes effect without a restart.
 func (s *Server) transportCredentials() (credentials.TransportCredentials, error) {
-	certs, err := newCertReloader(s.cfg.TLSCert, s.cfg.TLSKey, s.log)
-	if err != nil {
-		return nil, err
+	clientAuth := tls.RequireAndVerifyClientCert
+	if s.tokens != nil {
+		// A bearer token alone suffices too; a certificate that is sent must verify.
+		clientAuth = tls.VerifyClientCertIfGiven
 	}
-	tc := &tls.Config{GetCertificate: certs.GetCertificate, MinVersion: tls.VersionTLS12}
-	if s.cfg.ClientCA != "" {
-		cas, err := newCAReloader(s.cfg.ClientCA, s.log)
-		if err != nil {
-			return nil, err
-		}
-		tc.ClientAuth = tls.RequireAndVerifyClientCert
-		if s.tokens != nil {
-			// A bearer token alone suffices too; a certificate that is sent must verify.
-			tc.ClientAuth = tls.VerifyClientCertIfGiven
-		}
-		// Each handshake verifies against the CA bundle as the file now stands, so a rotated
-		// CA takes effect without a restart.
-		base := tc.Clone()
-		tc.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
-			c := base.Clone()
-			c.ClientCAs = cas.get()
-			return c, nil
-		}
+	tc, err := tlsfiles.Server(s.cfg.TLSCert, s.cfg.TLSKey, s.cfg.ClientCA, clientAuth)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-cert, --tls-key, --client-ca: %w", err)
 	}
 	return credentials.NewTLS(tc), nil
 }

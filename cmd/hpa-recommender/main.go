@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 
 	"github.com/hpa-recommender/hpa-recommender/cmd/internal/version"
@@ -34,12 +33,6 @@ func main() {
 	}
 }
 
-// defaultGCPercent replaces Go's GOGC=100 unless the GOGC environment variable is set. The live
-// heap is small (tens of MB) while every call allocates, so at 100 the collector ran several
-// times a second and took a fifth of the CPU under load (docs/PERFORMANCE.md); at 400 the heap
-// peaks at about five times the live heap instead of twice. GOMEMLIMIT still applies.
-const defaultGCPercent = 400
-
 func run(args []string) error {
 	cfg := server.DefaultConfig()
 	fs := flag.NewFlagSet("hpa-recommender", flag.ContinueOnError)
@@ -53,12 +46,6 @@ func run(args []string) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	for _, w := range cfg.Warnings() {
-		log.Warn(w)
-	}
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(defaultGCPercent)
-	}
 
 	var st store.Store
 	switch cfg.Store {

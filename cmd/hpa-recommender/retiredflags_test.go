@@ -15,7 +15,7 @@ import (
 func TestRetiredBoltFlagsStartWithAWarning(t *testing.T) {
 	warns := func(log, flag string) bool {
 		for _, line := range strings.Split(log, "\n") {
-			if strings.Contains(line, "level=WARN") && strings.Contains(line, "--"+flag+" ") && strings.Contains(line, "no effect") {
+			if strings.Contains(line, "level=WARN") && strings.Contains(line, "flag=--"+flag+" ") && strings.Contains(line, "retired flag") {
 				return true
 			}
 		}

@@ -1,7 +1,6 @@
 package apiconv
 
 import (
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -42,6 +41,11 @@ var (
 // Quantity.Cmp may convert both operands to their inf.Dec form in place, which would change
 // how q rounds afterwards and race on the shared bounds.
 func milliFits(q, hi, lo resource.Quantity) bool {
+	// Within ±9e15 units the milli-value fits with room to spare, and the comparison with an
+	// int64 needs no decimal conversion (the exact bounds cost several allocations each).
+	if q.CmpInt64(9e15) < 0 && q.CmpInt64(-9e15) > 0 {
+		return true
+	}
 	return q.Cmp(hi) <= 0 && q.Cmp(lo) > 0
 }
 
@@ -59,11 +63,6 @@ type pathElem struct {
 type converter struct {
 	path       []pathElem
 	violations []FieldViolation
-	// lastRequests and lastConverted are the latest requests map converted without a
-	// violation: the pods of one request usually carry identical requests, so a map equal to
-	// the previous one shares its (read-only) conversion instead of parsing it again.
-	lastRequests  map[string]string
-	lastConverted map[string]resource.Quantity
 }
 
 func newConverter(field string) *converter {
@@ -146,42 +145,9 @@ func (c *converter) optQuantity(name string, s *string) *resource.Quantity {
 	return &q
 }
 
-// fastMilli parses the plain forms metrics APIs send, "123" and "123m" (optionally negative, at
-// most 15 digits), into milli-units exactly as ParseQuantity(s).MilliValue() does, without its
-// allocations; ok is false for anything else, which takes the general path. A request carries
-// one such value per pod.
-func fastMilli(s string) (v int64, ok bool) {
-	neg := len(s) > 0 && s[0] == '-'
-	if neg {
-		s = s[1:]
-	}
-	scale := int64(1000)
-	if len(s) > 0 && s[len(s)-1] == 'm' {
-		scale, s = 1, s[:len(s)-1]
-	}
-	if len(s) == 0 || len(s) > 15 {
-		return 0, false
-	}
-	for i := 0; i < len(s); i++ {
-		d := s[i]
-		if d < '0' || d > '9' {
-			return 0, false
-		}
-		v = v*10 + int64(d-'0')
-	}
-	v *= scale
-	if neg {
-		v = -v
-	}
-	return v, true
-}
-
 // milli parses a metric value into milli-units, as upstream's metrics client does with
 // Quantity.MilliValue.
 func (c *converter) milli(name, s string) int64 {
-	if v, ok := fastMilli(s); ok {
-		return v
-	}
 	q, ok := c.quantity(name, s)
 	if !ok {
 		return 0
@@ -197,9 +163,6 @@ func (c *converter) milli(name, s string) int64 {
 func (c *converter) requests(name string, m map[string]string) map[string]resource.Quantity {
 	if len(m) == 0 {
 		return nil
-	}
-	if c.lastConverted != nil && maps.Equal(m, c.lastRequests) {
-		return c.lastConverted
 	}
 	out := make(map[string]resource.Quantity, len(m))
 	var bad []string
@@ -217,9 +180,7 @@ func (c *converter) requests(name string, m map[string]string) map[string]resour
 			_, err := resource.ParseQuantity(m[k])
 			c.failKey(name, k, err.Error())
 		}
-		return out
 	}
-	c.lastRequests, c.lastConverted = m, out
 	return out
 }
 
@@ -369,11 +330,6 @@ func (c *converter) pods(name string, pods []*pb.PodState) []recommender.Pod {
 		return nil
 	}
 	out := make([]recommender.Pod, len(pods))
-	// A pod whose containers are the very messages of the pod before it (the server's codec
-	// decodes a repeated container once) shares that pod's converted containers, when they
-	// converted without a violation: the engine only reads them.
-	var prevPB []*pb.ContainerState
-	var prevOut []recommender.Container
 	for i, p := range pods {
 		c.pushIndex(name, i)
 		d := &out[i]
@@ -389,10 +345,7 @@ func (c *converter) pods(name string, pods []*pb.PodState) []recommender.Pod {
 			d.Deleting = true
 			d.DeletionTime = c.time("deletionTimestamp", dt)
 		}
-		if cs := p.GetContainers(); len(cs) > 0 && prevOut != nil && slices.Equal(cs, prevPB) {
-			d.Containers = prevOut
-		} else if len(cs) > 0 {
-			nv := len(c.violations)
+		if cs := p.GetContainers(); len(cs) > 0 {
 			d.Containers = make([]recommender.Container, len(cs))
 			for j, ct := range cs {
 				c.pushIndex("containers", j)
@@ -401,10 +354,6 @@ func (c *converter) pods(name string, pods []*pb.PodState) []recommender.Pod {
 					Requests: c.requests("requests", ct.GetRequests()),
 				}
 				c.pop()
-			}
-			prevPB, prevOut = cs, nil
-			if len(c.violations) == nv {
-				prevOut = d.Containers
 			}
 		}
 		if cs := p.GetInitContainers(); len(cs) > 0 {

@@ -23,7 +23,7 @@ func SpecFromProto(field string, s *pb.HorizontalPodAutoscalerSpec) (*recommende
 
 func (c *converter) spec(s *pb.HorizontalPodAutoscalerSpec) *recommender.Spec {
 	out := &recommender.Spec{
-		ScaleTargetRef: ObjectRefFromProto(s.GetScaleTargetRef()),
+		ScaleTargetRef: objectRefFromProto(s.GetScaleTargetRef()),
 		MinReplicas:    copyPtr(s.MinReplicas),
 		MaxReplicas:    s.GetMaxReplicas(),
 	}
@@ -72,7 +72,7 @@ func (c *converter) metricSpec(m *pb.MetricSpec) recommender.MetricSpec {
 	if o := m.GetObject(); o != nil {
 		c.push("object")
 		out.Object = &recommender.ObjectMetricSource{
-			DescribedObject: ObjectRefFromProto(o.GetDescribedObject()),
+			DescribedObject: objectRefFromProto(o.GetDescribedObject()),
 			Metric:          metricIDFromProto(o.GetMetric()),
 			Target:          c.target(o.GetTarget()),
 		}
@@ -121,8 +121,8 @@ func (c *converter) scalingRules(name string, r *pb.HPAScalingRules) *recommende
 	return out
 }
 
-// ObjectRefFromProto converts a scaleTargetRef or describedObject; nil is the zero reference.
-func ObjectRefFromProto(r *pb.CrossVersionObjectReference) recommender.ObjectReference {
+// objectRefFromProto converts a scaleTargetRef or describedObject; nil is the zero reference.
+func objectRefFromProto(r *pb.CrossVersionObjectReference) recommender.ObjectReference {
 	return recommender.ObjectReference{APIVersion: r.GetApiVersion(), Kind: r.GetKind(), Name: r.GetName()}
 }
 

@@ -632,10 +632,9 @@ func TestRecommendFromProtoViolationPaths(t *testing.T) {
 	}
 }
 
-// TestEqualRequestsShareOneConversion: pods with equal requests get equal conversions (one
-// parse, shared), a different map gets its own values, and every bad map is reported, including
-// repeats of the same bad map.
-func TestEqualRequestsShareOneConversion(t *testing.T) {
+// TestEveryPodsRequestsConverted: pods with equal requests get equal conversions, a different
+// map gets its own values, and every bad map is reported, including repeats of the same bad map.
+func TestEveryPodsRequestsConverted(t *testing.T) {
 	req := &pb.RecommendRequest{}
 	err := protojson.Unmarshal([]byte(`{"pods": [
 		{"containers": [{"requests": {"cpu": "500m", "memory": "1Gi"}}]},
@@ -671,28 +670,6 @@ func TestEqualRequestsShareOneConversion(t *testing.T) {
 	}
 	if q := pods[2].Containers[0].Requests["memory"]; q.Value() != 1<<30 {
 		t.Errorf("pods[2] memory %d, want 1Gi", q.Value())
-	}
-}
-
-// TestSharedContainerMessages: pods whose containers are the same messages (as the server's
-// codec decodes a repeated container) convert as if each had its own copy: same values, and a
-// violation reported for every pod, not only the first.
-func TestSharedContainerMessages(t *testing.T) {
-	good := []*pb.ContainerState{{Name: "app", Requests: map[string]string{"cpu": "500m"}}}
-	bad := []*pb.ContainerState{{Name: "app", Requests: map[string]string{"cpu": "x"}}}
-	shared := []*pb.PodState{{Name: "a", Containers: good}, {Name: "b", Containers: good},
-		{Name: "c", Containers: bad}, {Name: "d", Containers: bad}, {Name: "e", Containers: good}}
-	own := make([]*pb.PodState, len(shared))
-	for i, p := range shared {
-		own[i] = proto.CloneOf(p)
-	}
-	gotPods, gotV := PodsFromProto("pods", shared)
-	wantPods, wantV := PodsFromProto("pods", own)
-	if diff := cmp.Diff(wantPods, gotPods, cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); diff != "" {
-		t.Errorf("pods differ (-own copies +shared messages):\n%s", diff)
-	}
-	if diff := cmp.Diff(wantV, gotV); diff != "" || len(gotV) != 2 {
-		t.Errorf("violations %v, want one for each of pods[2] and pods[3] (-own +shared):\n%s", gotV, diff)
 	}
 }
 
@@ -813,36 +790,14 @@ func TestKubectlSpecDecodes(t *testing.T) {
 	}
 }
 
-// FuzzFastMilli: whenever the fast path takes a value, it gives what the general path gives.
-func FuzzFastMilli(f *testing.F) {
-	for _, s := range []string{"0", "123", "123m", "-5", "-5m", "007", "-0m", "999999999999999", "999999999999999m",
-		"1000000000000000", "", "-", "m", "-m", "+5", "1.5", "1e3", "5Mi", "12mm", " 1", "1 ", "٣"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		fast, ok := fastMilli(s)
-		if !ok {
-			return
-		}
-		q, err := resource.ParseQuantity(s)
-		if err != nil {
-			t.Fatalf("fastMilli(%q) = %d, but ParseQuantity fails: %v", s, fast, err)
-		}
-		if want := q.MilliValue(); fast != want {
-			t.Fatalf("fastMilli(%q) = %d, ParseQuantity's MilliValue %d", s, fast, want)
-		}
-	})
-}
-
-func TestFastMilliTakesThePlainForms(t *testing.T) {
-	for s, want := range map[string]int64{"0": 0, "123": 123000, "123m": 123, "-5": -5000, "-5m": -5, "007": 7000, "999999999999999": 999999999999999000} {
-		if got, ok := fastMilli(s); !ok || got != want {
-			t.Errorf("fastMilli(%q) = %d, %v; want %d", s, got, ok, want)
-		}
-	}
-	for _, s := range []string{"", "-", "m", "+5", "1.5", "1e3", "5Mi", "12mm", "1000000000000000", " 1"} {
-		if got, ok := fastMilli(s); ok {
-			t.Errorf("fastMilli(%q) = %d, took a form it should leave to ParseQuantity", s, got)
+// TestMetricValuesInMilli: metric values convert to milli-units as Quantity.MilliValue gives
+// them, rounded up, in every form a quantity takes.
+func TestMetricValuesInMilli(t *testing.T) {
+	for s, want := range map[string]int64{"0": 0, "123": 123000, "123m": 123, "-5": -5000, "-5m": -5, "007": 7000,
+		"999999999999999": 999999999999999000, "1.5": 1500, "1e3": 1000000, "5Ki": 5120000, "0.0001": 1, "+5": 5000} {
+		obs, v := ObservationsFromProto("metrics", []*pb.MetricObservation{{Values: []string{s}}})
+		if len(v) > 0 || len(obs) != 1 || len(obs[0].Values) != 1 || obs[0].Values[0] != want {
+			t.Errorf("value %q: %+v, violations %v; want %d milli-units", s, obs, v, want)
 		}
 	}
 }

@@ -48,14 +48,6 @@ func TargetRefViolations(ref *pb.TargetRef, field string) []FieldViolation {
 	return v
 }
 
-// RecommendParts converts everything of a RecommendRequest but its spec (in.Spec stays nil),
-// for callers that convert and validate specs themselves (the server caches them).
-func RecommendParts(req *pb.RecommendRequest, defaults recommender.Options) (recommender.Input, recommender.Options, []FieldViolation) {
-	c := newConverter("")
-	in, opts := c.recommendInput(req, defaults)
-	return in, opts, c.violations
-}
-
 // DecisionInput converts a RecommendRequest's decision inputs and, when they convert, validates
 // them (recommender.ValidateInput). Violations name protojson paths ("spec.maxReplicas",
 // "pods[2].name", "metrics[0].values[1]"); the target is not checked here.

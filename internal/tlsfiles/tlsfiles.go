@@ -49,38 +49,88 @@ func (w *File) Read() ([]byte, bool, error) {
 	return b, changed, nil
 }
 
+// caPool returns the CA bundle in caFile as a pool, read again when the file changes: a file
+// without a PEM certificate (half written) keeps the last good pool. The first read must
+// succeed.
+func caPool(caFile string) (func() (*x509.CertPool, error), error) {
+	ca := NewFile(caFile)
+	var (
+		mu   sync.Mutex
+		pool *x509.CertPool
+	)
+	current := func() (*x509.CertPool, error) {
+		b, changed, err := ca.Read()
+		if err != nil {
+			return nil, fmt.Errorf("read CA file: %w", err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if pool == nil || changed {
+			p := x509.NewCertPool()
+			if !p.AppendCertsFromPEM(b) {
+				if pool != nil {
+					return pool, nil // a half-written file: keep the last good pool
+				}
+				return nil, fmt.Errorf("no PEM certificate in CA file %s", caFile)
+			}
+			pool = p
+		}
+		return pool, nil
+	}
+	if _, err := current(); err != nil {
+		return nil, err
+	}
+	return current, nil
+}
+
+// keyPair returns the certificate in certFile with the key in keyFile, loaded again when
+// either file changes: a pair that does not load (mid-rotation) keeps the last good one. The
+// first load must succeed. what names the pair in errors ("client", "TLS").
+func keyPair(what, certFile, keyFile string) (func() (*tls.Certificate, error), error) {
+	cf, kf := NewFile(certFile), NewFile(keyFile)
+	var (
+		mu   sync.Mutex
+		cert *tls.Certificate
+	)
+	current := func() (*tls.Certificate, error) {
+		cb, c1, err := cf.Read()
+		if err != nil {
+			return nil, fmt.Errorf("read %s certificate: %w", what, err)
+		}
+		kb, c2, err := kf.Read()
+		if err != nil {
+			return nil, fmt.Errorf("read %s key: %w", what, err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if cert == nil || c1 || c2 {
+			c, err := tls.X509KeyPair(cb, kb)
+			if err != nil {
+				if cert != nil {
+					return cert, nil // certificate and key mid-rotation: keep the last good pair
+				}
+				return nil, fmt.Errorf("load %s certificate: %w", what, err)
+			}
+			cert = &c
+		}
+		return cert, nil
+	}
+	if _, err := current(); err != nil {
+		return nil, err
+	}
+	return current, nil
+}
+
 // Client returns a client tls.Config whose CA bundle (caFile; empty: the system roots) and
-// client certificate (certFile and keyFile; empty: none) follow their files. The server certificate is verified in VerifyConnection against the current CA pool
-// (Go's own verification runs against a fixed pool, hence InsecureSkipVerify with a full
-// verification of our own: chain, name, and usage).
+// client certificate (certFile and keyFile; empty: none) follow their files. The server
+// certificate is verified in VerifyConnection against the current CA pool (Go's own
+// verification runs against a fixed pool, hence InsecureSkipVerify with a full verification of
+// our own: chain, name, and usage).
 func Client(caFile, certFile, keyFile string) (*tls.Config, error) {
 	tc := &tls.Config{MinVersion: tls.VersionTLS12}
 	if caFile != "" {
-		ca := NewFile(caFile)
-		var (
-			mu   sync.Mutex
-			pool *x509.CertPool
-		)
-		currentPool := func() (*x509.CertPool, error) {
-			b, changed, err := ca.Read()
-			if err != nil {
-				return nil, fmt.Errorf("read CA file: %w", err)
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if pool == nil || changed {
-				p := x509.NewCertPool()
-				if !p.AppendCertsFromPEM(b) {
-					if pool != nil {
-						return pool, nil // a half-written file: keep the last good pool
-					}
-					return nil, fmt.Errorf("no PEM certificate in CA file %s", caFile)
-				}
-				pool = p
-			}
-			return pool, nil
-		}
-		if _, err := currentPool(); err != nil {
+		currentPool, err := caPool(caFile)
+		if err != nil {
 			return nil, err
 		}
 		tc.InsecureSkipVerify = true // verified below, against the current pool
@@ -106,38 +156,43 @@ func Client(caFile, certFile, keyFile string) (*tls.Config, error) {
 		}
 	}
 	if certFile != "" {
-		cf, kf := NewFile(certFile), NewFile(keyFile)
-		var (
-			mu   sync.Mutex
-			cert *tls.Certificate
-		)
-		current := func() (*tls.Certificate, error) {
-			cb, c1, err := cf.Read()
-			if err != nil {
-				return nil, fmt.Errorf("read client certificate: %w", err)
-			}
-			kb, c2, err := kf.Read()
-			if err != nil {
-				return nil, fmt.Errorf("read client key: %w", err)
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if cert == nil || c1 || c2 {
-				c, err := tls.X509KeyPair(cb, kb)
-				if err != nil {
-					if cert != nil {
-						return cert, nil // certificate and key mid-rotation: keep the last good pair
-					}
-					return nil, fmt.Errorf("load client certificate: %w", err)
-				}
-				cert = &c
-			}
-			return cert, nil
-		}
-		if _, err := current(); err != nil {
+		current, err := keyPair("client", certFile, keyFile)
+		if err != nil {
 			return nil, err
 		}
 		tc.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return current() }
+	}
+	return tc, nil
+}
+
+// Server returns a server tls.Config whose certificate (certFile and keyFile) and, when caFile
+// is set, the CA bundle that verifies client certificates follow their files, so that rotating
+// them needs no restart: each handshake uses them as the files now stand. With a CA bundle,
+// clientAuth says whether a client certificate is required.
+func Server(certFile, keyFile, caFile string, clientAuth tls.ClientAuthType) (*tls.Config, error) {
+	current, err := keyPair("TLS", certFile, keyFile)
+	if err != nil {
+		return nil, err
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12,
+		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return current() }}
+	if caFile == "" {
+		return tc, nil
+	}
+	currentPool, err := caPool(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("client CA: %w", err)
+	}
+	tc.ClientAuth = clientAuth
+	base := tc.Clone()
+	tc.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		p, err := currentPool()
+		if err != nil {
+			return nil, err
+		}
+		c := base.Clone()
+		c.ClientCAs = p
+		return c, nil
 	}
 	return tc, nil
 }
