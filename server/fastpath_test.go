@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/hpa-recommender/hpa-recommender/internal/apiconv"
-	"github.com/hpa-recommender/hpa-recommender/internal/testkit/workload"
+	"github.com/hpa-recommender/hpa-recommender/internal/workload"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/recommender"
 	"github.com/hpa-recommender/hpa-recommender/store/memstore"

@@ -12,7 +12,7 @@ import (
 	"runtime/pprof"
 	"syscall"
 
-	"github.com/hpa-recommender/hpa-recommender/clients/bench"
+	"github.com/hpa-recommender/hpa-recommender/cmd/hpa-bench/internal/bench"
 	"github.com/hpa-recommender/hpa-recommender/cmd/internal/version"
 )
 

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hpa-recommender/hpa-recommender/clients/bench"
+	"github.com/hpa-recommender/hpa-recommender/cmd/hpa-bench/internal/bench"
 )
 
 // TestMain lets this test binary stand in for hpa-bench when --baseline-in process starts

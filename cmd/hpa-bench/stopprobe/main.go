@@ -14,7 +14,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/hpa-recommender/hpa-recommender/clients/bench"
+	"github.com/hpa-recommender/hpa-recommender/cmd/hpa-bench/internal/bench"
 )
 
 func main() {
