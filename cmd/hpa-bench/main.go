@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -82,6 +83,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
 	cpuProfile := fs.String("cpuprofile", "", "write the load generator's own CPU profile to this file")
 	noopAddr := fs.String("serve-noop", "", "instead of loading anything, serve the no-op baseline on this address (host:port) as a process of its own, at hpa-recommender's GOGC, until interrupted; load it with --addr and --server-pid")
+	boltProbe := bench.DefaultBoltProbe()
+	fs.DurationVar(&boltProbe.Duration, "bolt-probe", 0, "instead of loading anything, measure the ceiling of a bare bbolt file on this disk for this long (e.g. 10s): --bolt-probe-writers goroutines each read-modify-write a random record of --bolt-probe-size bytes in DB.Batch, fsync on, MaxBatchSize the writers; prints writes/s and latency (0: off)")
+	boltProbe.RegisterFlags(fs)
 	baselineIn := fs.String("baseline-in", baselineProcess, "where --baseline's no-op server runs: "+baselineProcess+" (a process of its own, started from this binary with --serve-noop, as the service is one) or "+baselineGenerator+" (in this process, sharing the generator's runtime; the only baseline before 2026-11-27)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -91,6 +95,21 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 			return fmt.Errorf("unexpected arguments %q", fs.Args())
 		}
 		return serveNoop(ctx, *noopAddr, stdout)
+	}
+	if boltProbe.Duration > 0 {
+		if fs.NArg() > 0 {
+			return fmt.Errorf("unexpected arguments %q", fs.Args())
+		}
+		c, err := bench.ProbeBolt(ctx, boltProbe)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(c)
+		}
+		return c.WriteText(stdout)
 	}
 	switch *baselineIn {
 	case baselineProcess:

@@ -257,3 +257,20 @@ func TestServeNoop(t *testing.T) {
 		t.Fatalf("--serve-noop returned %v after its context ended, want nil", err)
 	}
 }
+
+// TestBoltProbeMode: --bolt-probe measures a bare bbolt file in --bolt-probe-dir instead of
+// loading anything, and --json reports counts that add up.
+func TestBoltProbeMode(t *testing.T) {
+	var out strings.Builder
+	err := run(t.Context(), []string{"--bolt-probe", "200ms", "--bolt-probe-dir", t.TempDir(), "--bolt-probe-keys", "50", "--bolt-probe-writers", "4", "--json"}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c bench.BoltCeiling
+	if err := json.Unmarshal([]byte(out.String()), &c); err != nil {
+		t.Fatalf("%v:\n%s", err, out.String())
+	}
+	if c.Writers != 4 || c.Keys != 50 || c.Size != 2200 || c.Writes == 0 || c.Counted != uint64(c.Writes) || c.Latency.Count != c.Writes {
+		t.Errorf("report %+v: want 4 writers, 50 keys of 2200 bytes, and as many writes counted as made", c)
+	}
+}

@@ -6,13 +6,14 @@
 // driven by the same generator over the same transport in the same run.
 //
 // It owns latency recording and percentiles, the no-op baseline, the disk and loopback probes,
+// the probe of a bare bbolt file's ceiling on a disk (ProbeBolt, hpa-bench --bolt-probe),
 // and reading a server process's CPU time and RSS from /proc. The payload (targets with
 // 20-ish pods, a CPU utilization and an External metric, a behavior) is
 // internal/workload's, which the server's tests send too. The hot loop writes each
 // Recommend request's wire encoding directly (workload.Workload.AppendRequest: the bytes
 // proto.Marshal would write for Workload.Request's message) and sends it as is: the generator
 // shares the machine with the server it measures, and every microsecond it spends per call is
-// taken from the server. It imports the generated API, internal/workload and
-// internal/syncbuf only; it never imports the server or a store. It lives under cmd/hpa-bench
-// (Go's internal rule): only the load tool's commands import it.
+// taken from the server. It imports the generated API, internal/workload, internal/syncbuf and
+// bbolt (for ProbeBolt) only; it never imports the server or a store. It lives under
+// cmd/hpa-bench (Go's internal rule): only the load tool's commands import it.
 package bench
