@@ -196,7 +196,7 @@ func TestCollectorPacing(t *testing.T) {
 		wantPercent int
 		wantLimit   int64
 	}{
-		{"", -1, gcHeadroom + 128*1000},
+		{"", -1, gcHeadroom + perTarget*1000},
 		{"GOGC", 100, math.MaxInt64},
 		{"GOMEMLIMIT", 100, math.MaxInt64},
 	} {

@@ -24,8 +24,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/hpa-recommender/hpa-recommender/internal/syncbuf"
 	"github.com/hpa-recommender/hpa-recommender/internal/controlplane"
+	"github.com/hpa-recommender/hpa-recommender/internal/syncbuf"
 	"github.com/hpa-recommender/hpa-recommender/server"
 	"github.com/hpa-recommender/hpa-recommender/server/servertest"
 )

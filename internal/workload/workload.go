@@ -55,8 +55,6 @@ type Workload struct {
 	sharedSpec bool
 	// distinctSpecs: every target's spec also names its own queue (see SetDistinctSpecs).
 	distinctSpecs bool
-	// wire holds the encodings AppendRequest copies into every request.
-	wire wireParts
 }
 
 type targetState struct {
@@ -79,7 +77,6 @@ func NewWorkload(cluster, namespace string, n int) *Workload {
 	for i := range w.targets {
 		w.targets[i].replicas.Store(InitialReplicas)
 	}
-	w.wire = newWireParts(w)
 	return w
 }
 
@@ -102,16 +99,7 @@ func (w *Workload) SetSharedSpec(shared bool) { w.sharedSpec = shared }
 // scaleTargetRef, and the server decodes and converts what they share once; distinct specs
 // are each decoded and converted on their own. It does nothing while SetSharedSpec(true)
 // holds. Call it before the first Request.
-func (w *Workload) SetDistinctSpecs(distinct bool) {
-	w.distinctSpecs = distinct
-	w.wire.specs = nil
-	if distinct {
-		w.wire.specs = make([][]byte, len(w.targets))
-		for i := range w.wire.specs {
-			w.wire.specs[i] = mustMarshal("spec", w.specOf(i))
-		}
-	}
-}
+func (w *Workload) SetDistinctSpecs(distinct bool) { w.distinctSpecs = distinct }
 
 // Targets is the number of targets.
 func (w *Workload) Targets() int { return len(w.targets) }
@@ -198,8 +186,7 @@ func (w *Workload) RequestWithPods(i int, replicas int32, now time.Time) *pb.Rec
 	}
 }
 
-// call is what differs from one request of a target to the next. Both encodings of a request
-// (RequestWithPods and appendRequestWithPods) take it from nextCall, so they cannot drift apart.
+// call is what differs from one request of a target to the next.
 type call struct {
 	// perPod is the average CPU usage of a pod, in millicores.
 	perPod int64
@@ -241,9 +228,12 @@ func (w *Workload) pod(name string, ready *bool) *pb.PodState {
 	}
 }
 
-// Rewind uncounts target i's last call, so that its next Request (or AppendRequest) is that
-// call's again: a test compares what one call sent with what it should have been.
+// Rewind uncounts target i's last call, so that its next Request is that call's again: a test
+// compares what one call sent with what it should have been.
 func (w *Workload) Rewind(i int) { w.targets[i].calls.Add(-1) }
+
+// Replicas is target i's replica count: what its next Request sends.
+func (w *Workload) Replicas(i int) int32 { return w.targets[i].replicas.Load() }
 
 // Applied records that target i now runs replicas (its scale write succeeded).
 func (w *Workload) Applied(i int, replicas int32) {

@@ -1,109 +1,86 @@
-package workload
+package workload_test
 
 import (
-	"bytes"
-	"fmt"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/testing/protocmp"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/hpa-recommender/hpa-recommender/internal/workload"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 )
 
-// checkEncoding fails t unless b decodes to want and is as long as want's proto encoding: the
-// same message, each field written once and none at its default.
-func checkEncoding(t *testing.T, name string, b []byte, want *pb.RecommendRequest) {
-	t.Helper()
-	got := new(pb.RecommendRequest)
-	if err := proto.Unmarshal(b, got); err != nil {
-		t.Fatalf("%s: the encoding does not decode: %v", name, err)
-	}
-	if !proto.Equal(got, want) {
-		t.Fatalf("%s: the encoding decodes to another request (-want +got):\n%s", name, cmp.Diff(want, got, protocmp.Transform()))
-	}
-	if n := proto.Size(want); len(b) != n {
-		t.Fatalf("%s: the encoding is %d bytes, proto.Marshal's %d", name, len(b), n)
-	}
-}
-
-// TestAppendRequestIsRequest: for several targets, replica counts, call numbers, load swings
-// and times, what appendRequestWithPods writes is the request RequestWithPods builds for the
-// same call, and it leaves what b held before alone.
-func TestAppendRequestIsRequest(t *testing.T) {
-	nows := []time.Time{
-		time.Now(),
-		time.Unix(5, 0), // samples taken before 1970: negative seconds
-		time.Date(2031, 5, 6, 7, 8, 9, 123456789, time.UTC),
-	}
-	for _, names := range [][2]string{{"cluster-a", "ns"}, {"", ""}} {
-		wl := NewWorkload(names[0], names[1], 12346)
-		for _, sc := range []struct {
-			swing            float64
-			shared, distinct bool
-		}{{0, false, false}, {DefaultLoadSwing, false, false}, {0.9, false, false}, {DefaultLoadSwing, true, false}, {DefaultLoadSwing, false, true}} {
-			swing := sc.swing
-			wl.SetLoadSwing(swing)
-			wl.SetSharedSpec(sc.shared)
-			wl.SetDistinctSpecs(sc.distinct)
-			for _, i := range []int{0, 1, 96, 97, 12345} {
-				// 0 pods; 300, a list of samples whose length takes 3 bytes.
-				for _, replicas := range []int32{0, 1, 7, 20, 40, 300} {
-					for _, k := range []int64{1, 2, 7, 13, 24, 1000003} {
-						for _, now := range nows {
-							name := fmt.Sprintf("cluster %q shared spec %t distinct %t swing %g target %d replicas %d call %d at %v", names[0], sc.shared, sc.distinct, swing, i, replicas, k, now)
-							wl.targets[i].calls.Store(k - 1)
-							want := wl.RequestWithPods(i, replicas, now)
-							wl.targets[i].calls.Store(k - 1)
-							b := wl.appendRequestWithPods([]byte("held"), i, replicas, now)
-							if !bytes.HasPrefix(b, []byte("held")) {
-								t.Fatalf("%s: the bytes b held before were overwritten", name)
-							}
-							checkEncoding(t, name, b[4:], want)
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// TestAppendTimestamp: appendTimestamp writes what proto.Marshal writes for timestamppb.New,
-// nanoseconds and times before 1970 included (the workload's samples are whole seconds).
-func TestAppendTimestamp(t *testing.T) {
-	for _, at := range []time.Time{
-		time.Unix(0, 0), time.Unix(1, 0), time.Unix(0, 1), time.Unix(-5, 0), time.Unix(-5, 999999999),
-		time.Date(2031, 5, 6, 7, 8, 9, 123456789, time.UTC), time.Now(),
-	} {
-		want := mustMarshal("timestamp", &pb.SimulateStep{Time: timestamppb.New(at)}) // field 1
-		if got := appendTimestamp(nil, 1, at); !bytes.Equal(got, want) {
-			t.Errorf("%v: appendTimestamp wrote %x, proto.Marshal %x", at, got, want)
-		}
-	}
-}
-
-// TestAppendRequestCountsCalls: AppendRequest is Request's encoding, with the replica count a
-// reported scale left, and counts the call as Request does, so calls alternating between them
-// see one sequence of calls.
-func TestAppendRequestCountsCalls(t *testing.T) {
-	wl := NewWorkload("c", "ns", 3)
+// TestRequestShape: a request carries as many pods and CPU samples as the target's replica
+// count, names the target in its reference, its spec's scaleTargetRef (unless SetSharedSpec) and
+// its pods, and survives proto.Marshal and back unchanged.
+func TestRequestShape(t *testing.T) {
+	wl := workload.NewWorkload("c", "ns", 3)
+	wl.Applied(2, 7)
 	now := time.Now()
-	wl.Applied(2, 13)
-	for k := range int64(30) {
-		if k%2 == 0 {
-			wl.Request(2, now)
-		} else {
-			wl.AppendRequest(nil, 2, now)
+	for _, shared := range []bool{false, true} {
+		wl.SetSharedSpec(shared)
+		req := wl.Request(2, now)
+		if req.GetCurrentReplicas() != 7 || wl.Replicas(2) != 7 || len(req.GetPods()) != 7 || len(req.GetMetrics()[0].GetPodValues()) != 7 {
+			t.Fatalf("shared %t: %d replicas, %d pods, %d samples; want 7 each", shared, req.GetCurrentReplicas(), len(req.GetPods()), len(req.GetMetrics()[0].GetPodValues()))
 		}
-		if got := wl.targets[2].calls.Load(); got != k+1 {
-			t.Fatalf("after %d calls the target counts %d", k+1, got)
+		if got := req.GetTarget(); got.GetCluster() != "c" || got.GetNamespace() != "ns" || got.GetName() != "bench-2" {
+			t.Errorf("target %v, want c/ns/bench-2", got)
 		}
-		wl.targets[2].calls.Store(k)
-		want := wl.Request(2, now)
-		wl.targets[2].calls.Store(k)
-		checkEncoding(t, fmt.Sprintf("call %d", k+1), wl.AppendRequest(nil, 2, now), want)
+		wantRef := "bench-2"
+		if shared {
+			wantRef = "web"
+		}
+		if got := req.GetSpec().GetScaleTargetRef().GetName(); got != wantRef {
+			t.Errorf("shared %t: scaleTargetRef %q, want %q", shared, got, wantRef)
+		}
+		if got := req.GetPods()[6].GetName(); got != "bench-2-6" {
+			t.Errorf("pod %q, want bench-2-6", got)
+		}
+		b, err := proto.Marshal(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back := new(pb.RecommendRequest)
+		if err := proto.Unmarshal(b, back); err != nil || !proto.Equal(back, req) {
+			t.Errorf("shared %t: the request does not survive proto.Marshal (%v)", shared, err)
+		}
+	}
+}
+
+// TestDistinctSpecs: with SetDistinctSpecs every target's queue selector is its own.
+func TestDistinctSpecs(t *testing.T) {
+	wl := workload.NewWorkload("c", "ns", 2)
+	now := time.Now()
+	sel := func(i int) string {
+		return wl.Request(i, now).GetSpec().GetMetrics()[1].GetExternal().GetMetric().GetSelector().GetMatchLabels()["queue"]
+	}
+	if a, b := sel(0), sel(1); a != "work" || b != "work" {
+		t.Errorf("template specs: queues %q, %q, want work for both", a, b)
+	}
+	wl.SetDistinctSpecs(true)
+	if a, b := sel(0), sel(1); a != "work-0" || b != "work-1" {
+		t.Errorf("distinct specs: queues %q, %q, want work-0, work-1", a, b)
+	}
+}
+
+// TestCallsFollowTheCycle: successive requests of a target differ (its demand moves along the
+// cycle), Rewind makes the next request the last one again, and at a load swing of 0 every
+// call of a target sends the same samples.
+func TestCallsFollowTheCycle(t *testing.T) {
+	now := time.Now()
+	wl := workload.NewWorkload("c", "ns", 1)
+	first := wl.Request(0, now)
+	second := wl.Request(0, now)
+	if proto.Equal(first, second) {
+		t.Error("two successive calls sent the same request; want the demand to move")
+	}
+	wl.Rewind(0)
+	if again := wl.Request(0, now); !proto.Equal(again, second) {
+		t.Error("after Rewind the request differs from the rewound call's")
+	}
+	flat := workload.NewWorkload("c", "ns", 1)
+	flat.SetLoadSwing(0)
+	if a, b := flat.Request(0, now), flat.Request(0, now); !proto.Equal(a, b) {
+		t.Error("load swing 0: two calls sent different requests")
 	}
 }

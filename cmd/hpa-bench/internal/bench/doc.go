@@ -9,10 +9,10 @@
 // the probe of a bare bbolt file's ceiling on a disk (ProbeBolt, hpa-bench --bolt-probe),
 // and reading a server process's CPU time and RSS from /proc. The payload (targets with
 // 20-ish pods, a CPU utilization and an External metric, a behavior) is
-// internal/workload's, which the server's tests send too. The hot loop writes each
-// Recommend request's wire encoding directly (workload.Workload.AppendRequest: the bytes
-// proto.Marshal would write for Workload.Request's message) and sends it as is: the generator
-// shares the machine with the server it measures, and every microsecond it spends per call is
+// internal/workload's, which the server's tests send too. The hot loop sends each target's
+// request as proto.Marshal encoded it, one encoding for several calls of the target (requests.go
+// says why and how many): the generator shares the machine with the server it measures, and
+// every microsecond it spends per call is
 // taken from the server. It imports the generated API, internal/workload, internal/syncbuf and
 // bbolt (for ProbeBolt) only; it never imports the server or a store. It lives under
 // cmd/hpa-bench (Go's internal rule): only the load tool's commands import it.

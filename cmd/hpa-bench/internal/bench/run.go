@@ -282,6 +282,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	wl.SetLoadSwing(cfg.LoadSwing)
 	wl.SetSharedSpec(cfg.SharedSpec)
 	wl.SetDistinctSpecs(cfg.DistinctSpecs)
+	// One encoding of each target's request serves several calls of every run (requests).
+	reqs := newRequests(wl)
+	t0 := time.Now()
+	if err := reqs.fill(t0); err != nil {
+		return nil, err
+	}
+	cfg.progress("encoded the requests of %d targets in %s", wl.Targets(), time.Since(t0).Round(time.Millisecond))
 
 	type target struct {
 		name    string
@@ -336,7 +343,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		targets = append(targets, svc)
 		if cfg.Populate {
-			p, err := populate(ctx, cfg, wl, svc.conns, svc.pids)
+			p, err := populate(ctx, cfg, reqs, svc.conns, svc.pids)
 			if err != nil {
 				return nil, err
 			}
@@ -372,7 +379,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 					}
 					read = time.Now()
 				}
-				res, err := measureWith(ctx, cfg, wl, t.conns, t.pids, t.store, t.hostile, r.mode, r.conc, r.rate)
+				res, err := measureWith(ctx, cfg, reqs, t.conns, t.pids, t.store, t.hostile, r.mode, r.conc, r.rate)
 				if err != nil {
 					return nil, err
 				}
@@ -452,15 +459,16 @@ func dial(addrs []string, n int, spread bool) (pool, func(), error) {
 
 // caller returns the unit of work: the next target's Recommend and, when it asks for a scale,
 // the ReportScale a controller would send after a successful scale write. The Recommend
-// request is encoded directly (recommend), the cheapest for the generator.
-func caller(cfg Config, wl *workload.Workload, conns pool, next *atomic.Int64) callFunc {
+// request is encoded once for several calls of its target (reqs).
+func caller(cfg Config, reqs *requests, conns pool, next *atomic.Int64) callFunc {
+	wl := reqs.wl
 	return func(ctx context.Context, worker int, st *stats, start time.Time, record bool) {
 		n := next.Add(1) - 1
 		i := int(n % int64(wl.Targets()))
 		cl := conns.pick(n/int64(wl.Targets()), i, worker)
 		ctx, cancel := context.WithTimeout(ctx, cfg.CallTimeout)
 		defer cancel()
-		resp, err := recommend(ctx, cl.cc, wl, i, time.Now())
+		resp, err := reqs.recommend(ctx, cl.cc, i, time.Now())
 		lat := time.Since(start)
 		if err != nil {
 			if record {
@@ -495,7 +503,8 @@ func caller(cfg Config, wl *workload.Workload, conns pool, next *atomic.Int64) c
 	}
 }
 
-func populate(ctx context.Context, cfg Config, wl *workload.Workload, conns pool, pids []int) (*Populated, error) {
+func populate(ctx context.Context, cfg Config, reqs *requests, conns pool, pids []int) (*Populated, error) {
+	wl := reqs.wl
 	p := &Populated{Targets: wl.Targets()}
 	var before ProcSample
 	if len(pids) > 0 {
@@ -506,7 +515,7 @@ func populate(ctx context.Context, cfg Config, wl *workload.Workload, conns pool
 		p.RSSStart = before.RSS
 	}
 	var next atomic.Int64
-	call := caller(cfg, wl, conns, &next)
+	call := caller(cfg, reqs, conns, &next)
 	var errs atomic.Int64
 	done := make(chan struct{})
 	workers := min(cfg.PopulateConcurrency, wl.Targets())
@@ -582,9 +591,9 @@ func dirBytes(dir string) (int64, error) {
 
 // measureWith is measure with hostile callers alongside, when h is not nil. The hostile
 // callers call the first address, whose process is the first of pids.
-func measureWith(ctx context.Context, cfg Config, wl *workload.Workload, conns pool, pids []int, store []int, h *hostile, mode string, conc int, rate float64) (Result, error) {
+func measureWith(ctx context.Context, cfg Config, reqs *requests, conns pool, pids []int, store []int, h *hostile, mode string, conc int, rate float64) (Result, error) {
 	if h == nil {
-		return measure(ctx, cfg, wl, conns, pids, store, mode, conc, rate)
+		return measure(ctx, cfg, reqs, conns, pids, store, mode, conc, rate)
 	}
 	pid := 0
 	if len(pids) > 0 {
@@ -605,7 +614,7 @@ func measureWith(ctx context.Context, cfg Config, wl *workload.Workload, conns p
 	hctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { h.run(hctx, cfg.Hostile); close(done) }()
-	res, err := measure(ctx, cfg, wl, conns, pids, store, mode, conc, rate)
+	res, err := measure(ctx, cfg, reqs, conns, pids, store, mode, conc, rate)
 	stop()
 	<-done
 	if err != nil {
@@ -624,10 +633,10 @@ func measureWith(ctx context.Context, cfg Config, wl *workload.Workload, conns p
 
 // measure makes one run; pids are the server's processes (nil: none), store its store's (nil:
 // none).
-func measure(ctx context.Context, cfg Config, wl *workload.Workload, conns pool, pids []int, store []int, mode string, conc int, rate float64) (Result, error) {
+func measure(ctx context.Context, cfg Config, reqs *requests, conns pool, pids []int, store []int, mode string, conc int, rate float64) (Result, error) {
 	res := Result{Mode: mode, Concurrency: conc, Rate: rate}
 	var next atomic.Int64
-	call := caller(cfg, wl, conns, &next)
+	call := caller(cfg, reqs, conns, &next)
 	// The warm-up is part of the run, so samples bracket it: usage covers warm-up too, which
 	// runs at the same load.
 	var srvBefore ProcSample

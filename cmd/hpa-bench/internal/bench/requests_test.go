@@ -9,8 +9,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/encoding"
-	encproto "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
@@ -19,9 +17,11 @@ import (
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 )
 
-// TestRecommendSendsRequest sends encoded requests as the generator does (recommend) to a
-// server that decodes them with the proto codec: it receives Request's request, as plain
+// TestRecommendSendsRequest sends encoded requests as the generator does (requests.recommend)
+// to a server that decodes them with the proto codec: it receives Request's request, as plain
 // "application/grpc" (protobuf, what the generated client sends), and the response decodes.
+// A target's next calls send the same request again, up to reuseCalls in all, and a reported
+// scale makes the next call send the new replica count.
 func TestRecommendSendsRequest(t *testing.T) {
 	var (
 		mu           sync.Mutex
@@ -50,25 +50,48 @@ func TestRecommendSendsRequest(t *testing.T) {
 	t.Cleanup(closeAll)
 
 	wl := workload.NewWorkload("c", "ns", 5)
+	reqs := newRequests(wl)
 	now := time.Now()
-	for i := range 5 {
-		wl.Applied(i, int32(5*i+1))
-		resp, err := recommend(t.Context(), conns.conns[0].cc, wl, i, now)
+	call := func(i int) *pb.RecommendRequest {
+		t.Helper()
+		resp, err := reqs.recommend(t.Context(), conns.conns[0].cc, i, now)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !proto.Equal(resp, answer) {
 			t.Errorf("target %d: response %v, want the baseline's", i, resp)
 		}
-		got := <-received
+		return <-received
+	}
+	calls := 0
+	for i := range 5 {
+		wl.Applied(i, int32(5*i+1))
+		got := call(i)
+		calls++
 		wl.Rewind(i)
-		if want := wl.Request(i, now); !proto.Equal(got, want) {
+		want := wl.Request(i, now)
+		if !proto.Equal(got, want) {
 			t.Errorf("target %d: the server received another request (-want +got):\n%s", i, cmp.Diff(want, got, protocmp.Transform()))
+		}
+		for k := 2; k <= reuseCalls; k++ {
+			calls++
+			if again := call(i); !proto.Equal(again, want) {
+				t.Fatalf("target %d, call %d of %d: another request", i, k, reuseCalls)
+			}
+		}
+		calls++
+		if next := call(i); proto.Equal(next, want) {
+			t.Errorf("target %d: call %d sent the first call's request again; want the next one", i, reuseCalls+1)
+		}
+		wl.Applied(i, 3)
+		calls++
+		if got := call(i); got.GetCurrentReplicas() != 3 || len(got.GetPods()) != 3 {
+			t.Errorf("target %d: after a scale to 3 the call sent %d replicas, %d pods", i, got.GetCurrentReplicas(), len(got.GetPods()))
 		}
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(contentTypes) != 5 {
+	if len(contentTypes) != calls {
 		t.Fatalf("content types %q, want one per call", contentTypes)
 	}
 	for _, ct := range contentTypes {
@@ -90,27 +113,28 @@ func (s *recordingServer) Recommend(ctx context.Context, req *pb.RecommendReques
 }
 
 // BenchmarkRequest is the generator's per-call cost of a Recommend request up to the bytes
-// gRPC writes, each freed as gRPC frees it once written: "message" builds the request with
-// Request and marshals it with grpc-go's proto codec, as the generator did; "wire" encodes it
-// with encodeRequest and passes it through requestCodec, as the generator does.
+// gRPC writes: "marshal" builds the request with Request and marshals it with proto.Marshal,
+// as every call would without reuse; "reused" is what the generator pays per call, building and
+// marshalling once every reuseCalls calls of a target.
 func BenchmarkRequest(b *testing.B) {
 	const targets = 1000
 	wl := workload.NewWorkload("bench", "bench", targets)
 	now := time.Now()
-	run := func(b *testing.B, codec encoding.CodecV2, msg func(i int) any) {
+	b.Run("marshal", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
-			data, err := codec.Marshal(msg(i % targets))
-			if err != nil {
+			if _, err := proto.Marshal(wl.Request(i%targets, now)); err != nil {
 				b.Fatal(err)
 			}
-			data.Free()
 		}
-	}
-	b.Run("message", func(b *testing.B) {
-		run(b, encoding.GetCodecV2(encproto.Name), func(i int) any { return wl.Request(i, now) })
 	})
-	b.Run("wire", func(b *testing.B) {
-		run(b, requestCodec{}, func(i int) any { return encodeRequest(wl, i, now) })
+	b.Run("reused", func(b *testing.B) {
+		reqs := newRequests(wl)
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if _, err := reqs.encoded(i%targets, now); err != nil {
+				b.Fatal(err)
+			}
+		}
 	})
 }
