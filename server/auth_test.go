@@ -25,8 +25,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/hpa-recommender/hpa-recommender/internal/syncbuf"
 	"github.com/hpa-recommender/hpa-recommender/internal/certgen"
+	"github.com/hpa-recommender/hpa-recommender/internal/syncbuf"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/server"
 	"github.com/hpa-recommender/hpa-recommender/server/servertest"
