@@ -37,8 +37,8 @@ func main() {
 const gcHeadroom = 256 << 20
 
 // setGC paces the generator's collector on a fixed heap size instead of Go's default of twice
-// the live heap (GOGC=100). The live heap grows with --targets (each target's encoded request,
-// about 2.3 KB, and a few dozen bytes more), so by default the generator collected several times
+// the live heap (GOGC=100). The live heap grows with --targets (the encoding of what each target's
+// calls share, about 2 KB, and a few dozen bytes more), so by default the generator collected several times
 // more often at 1k targets than at 100k, and the no-op baseline ran faster at 100k: a ratio that
 // measured the generator, not the service. GOGC or GOMEMLIMIT, if set, win.
 func setGC(targets int) {
@@ -46,7 +46,8 @@ func setGC(targets int) {
 	debug.SetMemoryLimit(gcHeadroom + perTarget*int64(targets))
 }
 
-// perTarget is the generator's live heap per target: its encoded request and its state.
+// perTarget is the generator's live heap per target: its requests' shared encoding and its
+// state.
 const perTarget = 2560 + 128
 
 // The places --baseline-in names.

@@ -46,7 +46,7 @@ const defaultGCPercent = 400
 // second in write and fdatasync calls, and a goroutine in a system call keeps its P (its slot
 // to run Go code) until the runtime's monitor thread takes it back, tens of microseconds or more
 // later: with as many Ps as CPUs, the handlers then have one CPU fewer for much of each sync
-// while a CPU sits idle. The extra P lets them use it (docs/PERFORMANCE-HISTORY.md at 17d0253, "fifth pass":
+// while a CPU sits idle. The extra P lets them use it (measured at 17d0253:
 // 0.03-0.07 more of the no-op baseline's throughput at 64 callers on 2 CPUs). Setting it stops
 // the runtime from following later changes of the container's CPU limit, as it does for a
 // default it chose itself; a restart picks them up.

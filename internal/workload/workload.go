@@ -163,26 +163,37 @@ func (w *Workload) Request(i int, now time.Time) *pb.RecommendRequest {
 
 // RequestWithPods is Request with a given replica (and pod) count.
 func (w *Workload) RequestWithPods(i int, replicas int32, now time.Time) *pb.RecommendRequest {
-	c := w.nextCall(i, replicas, now)
-	sampleTime := timestamppb.New(c.sampleTime)
+	req := w.Unobserved(i, replicas)
+	req.Metrics = w.Observations(i, replicas, now)
+	return req
+}
+
+// Unobserved is what target i's requests with replicas pods share from one call to the next:
+// RequestWithPods's request without its Metrics. It does not count a call.
+func (w *Workload) Unobserved(i int, replicas int32) *pb.RecommendRequest {
 	pods := make([]*pb.PodState, replicas)
-	samples := make([]*pb.PodMetricValue, replicas)
 	prefix := podPrefix(i)
 	ready := true
 	for j := range pods {
-		name := prefix + strconv.Itoa(j)
-		pods[j] = w.pod(name, &ready)
-		samples[j] = &pb.PodMetricValue{Pod: name, Value: strconv.FormatInt(c.sample(j), 10) + "m", Timestamp: sampleTime, Window: w.window}
+		pods[j] = w.pod(prefix+strconv.Itoa(j), &ready)
 	}
-	return &pb.RecommendRequest{
-		Target:          w.Ref(i),
-		Spec:            w.specOf(i),
-		CurrentReplicas: replicas,
-		Pods:            pods,
-		Metrics: []*pb.MetricObservation{
-			{PodValues: samples},
-			{Values: []string{strconv.FormatInt(c.queue, 10)}},
-		},
+	return &pb.RecommendRequest{Target: w.Ref(i), Spec: w.specOf(i), CurrentReplicas: replicas, Pods: pods}
+}
+
+// Observations counts a call of target i with replicas pods at now and returns its Metrics:
+// one CPU sample per pod and the queue depth. Unobserved(i, replicas) with these Metrics is the
+// call's request; their encodings concatenated are its encoding (fields 1-5, then 6).
+func (w *Workload) Observations(i int, replicas int32, now time.Time) []*pb.MetricObservation {
+	c := w.nextCall(i, replicas, now)
+	sampleTime := timestamppb.New(c.sampleTime)
+	samples := make([]*pb.PodMetricValue, replicas)
+	prefix := podPrefix(i)
+	for j := range samples {
+		samples[j] = &pb.PodMetricValue{Pod: prefix + strconv.Itoa(j), Value: strconv.FormatInt(c.sample(j), 10) + "m", Timestamp: sampleTime, Window: w.window}
+	}
+	return []*pb.MetricObservation{
+		{PodValues: samples},
+		{Values: []string{strconv.FormatInt(c.queue, 10)}},
 	}
 }
 

@@ -27,10 +27,10 @@ type DiskSync struct {
 
 // Stalls are the intervals, of at least minStall each, during which every CPU stood still
 // for this process: no spinning goroutine advanced. On a quiet machine there are none. The
-// VM these figures were measured on stops whole once every 100 ms while every vCPU is busy
-// and the guest writes to its disk (most likely its host capping the VM's CPU time, disk
-// emulation included, by period; docs/PERFORMANCE-HISTORY.md at 17d0253, "fourteenth pass"), and everything in
-// flight waits for the stop's end.
+// 2-vCPU VM of docs/PERFORMANCE.md stopped whole once every 100 ms in some hours while every
+// vCPU was busy and the guest wrote to its disk (most likely its host capping the VM's CPU
+// time, disk emulation included, by period), and everything in flight waited for the stop's
+// end.
 type Stalls struct {
 	// Share is the stalls' total over the probe's duration.
 	Share   float64       `json:"share"`
@@ -41,8 +41,8 @@ type Stalls struct {
 	// Total is the stalls' summed length; PerSync is Total over the probe's syncs: what each
 	// sync cost in time the whole machine stood still. On the VM of docs/PERFORMANCE.md it
 	// was 27-65 µs from 100 to 2,000 syncs of 4 to 256 KiB a second while every vCPU was
-	// busy, and the stops grew with the syncs a second, so a service's syncs a second times
-	// PerSync is about the share of that machine it loses when saturated ("fifteenth pass").
+	// busy (measured 2026-11-26), and the stops grew with the syncs a second, so a service's
+	// syncs a second times PerSync is about the share of that machine it loses when saturated.
 	Total   time.Duration `json:"total_ns"`
 	PerSync time.Duration `json:"per_sync_ns"`
 }
@@ -58,8 +58,8 @@ const (
 // block of a scratch file and fdatasyncs it, back to back, for d, and returns the latency of
 // each write-and-sync and the CPU each took. Run before the load (on an idle server), it says
 // how much of the service's latency and CPU per call the disk alone can explain: every
-// durable commit waits for at least one such sync (the bbolt store's write-ahead log; bbolt
-// itself syncs twice per commit).
+// durable commit waits for at least one such sync (a bbolt commit syncs twice; ProbeBolt
+// measures bbolt's own ceiling).
 func ProbeDisk(dir string, d time.Duration) (DiskSync, error) {
 	return probeDisk(dir, d, false)
 }

@@ -16,61 +16,74 @@ import (
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 )
 
-// reuseCalls is how many calls of a target send one encoding of its request. Building a
-// request and marshalling it (proto.Marshal of the generated message) costs the generator
-// tens of microseconds, several times the rest of a call's client side, CPU that on a shared
-// machine is taken from the server it measures: encoding every call halved the rate the
-// generator drove the no-op baseline at. One set of encodings serves a whole Run (every target
-// is encoded once before the first run, unmeasured: fill), and a target's request is built again after
-// reuseCalls calls, or as soon as a reported scale changed its replica count: its CPU demand
-// still follows the workload's cycle, one step every reuseCalls calls. It costs a copy of each
-// target's request in memory, about 2.3 KB.
-const reuseCalls = 8
-
-// requests holds each target's encoded Recommend request, reused for reuseCalls calls.
+// requests encodes the generator's Recommend requests. Building a whole request and
+// marshalling it (proto.Marshal of the generated message) on every call costs the generator
+// tens of microseconds, most of it the 20-odd pods with their maps of container requests,
+// CPU that on a shared machine is taken from the server it measures: it halved the rate the
+// generator drove the no-op baseline at. But a target's pods, spec and reference change only
+// with its replica count, and only its Metrics (the CPU samples and the queue depth) change
+// from one call to the next. So each target keeps the encoding of what its calls share
+// (workload.Unobserved), made when the target is first called or its replica count changed,
+// and each call marshals only its own Metrics (workload.Observations) after it: protobuf
+// reads two encodings of one message concatenated as the merged message, and as the shared
+// part holds fields 1 to 5 and Metrics is field 6 the bytes are those proto.Marshal writes for
+// the whole request. Every target's shared part is encoded once before the first run
+// (fill, unmeasured); it costs about 2 KB of memory per target.
 type requests struct {
 	wl      *workload.Workload
-	targets []atomic.Pointer[encodedRequest]
+	targets []atomic.Pointer[unobserved]
 }
 
-// encodedRequest is one target's request as proto.Marshal wrote it, for replicas pods. Its
-// bytes are never written again: calls in flight may be sending them.
-type encodedRequest struct {
+// unobserved is one target's shared part, encoded, for replicas pods. Its bytes are never
+// written again.
+type unobserved struct {
 	replicas int32
-	uses     atomic.Int32
 	b        []byte
 }
 
 func newRequests(wl *workload.Workload) *requests {
-	return &requests{wl: wl, targets: make([]atomic.Pointer[encodedRequest], wl.Targets())}
+	return &requests{wl: wl, targets: make([]atomic.Pointer[unobserved], wl.Targets())}
 }
 
-// fill encodes every target's request, as its next call would.
-func (r *requests) fill(now time.Time) error {
+// fill encodes every target's shared part.
+func (r *requests) fill() error {
 	for i := range r.targets {
-		if _, err := r.encoded(i, now); err != nil {
+		if _, err := r.shared(i, r.wl.Replicas(i)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// encoded returns target i's request, encoded: the one its last calls sent, unless it has
-// been sent reuseCalls times or the target's replica count changed since; then the workload's
-// next Request(i, now), marshalled.
+// shared returns target i's shared part for replicas pods, encoding it if it has none yet or
+// one for another replica count.
+func (r *requests) shared(i int, replicas int32) (*unobserved, error) {
+	if e := r.targets[i].Load(); e != nil && e.replicas == replicas {
+		return e, nil
+	}
+	b, err := proto.Marshal(r.wl.Unobserved(i, replicas))
+	if err != nil {
+		return nil, fmt.Errorf("encode the request of %s: %w", r.wl.Ref(i).GetName(), err)
+	}
+	e := &unobserved{replicas: replicas, b: b}
+	r.targets[i].Store(e)
+	return e, nil
+}
+
+// encoded returns target i's next request (the workload's Request(i, now)), encoded, and counts
+// the call.
 func (r *requests) encoded(i int, now time.Time) ([]byte, error) {
 	replicas := r.wl.Replicas(i)
-	if e := r.targets[i].Load(); e != nil && e.replicas == replicas && e.uses.Add(1) <= reuseCalls {
-		return e.b, nil
-	}
-	req := r.wl.Request(i, now)
-	b, err := proto.Marshal(req)
+	e, err := r.shared(i, replicas)
 	if err != nil {
-		return nil, fmt.Errorf("encode the request of %s: %w", req.GetTarget().GetName(), err)
+		return nil, err
 	}
-	e := &encodedRequest{replicas: req.GetCurrentReplicas(), b: b}
-	e.uses.Store(1)
-	r.targets[i].Store(e)
+	obs := &pb.RecommendRequest{Metrics: r.wl.Observations(i, replicas, now)}
+	b := make([]byte, len(e.b), len(e.b)+proto.Size(obs))
+	copy(b, e.b)
+	if b, err = (proto.MarshalOptions{UseCachedSize: true}).MarshalAppend(b, obs); err != nil {
+		return nil, fmt.Errorf("encode the request of %s: %w", r.wl.Ref(i).GetName(), err)
+	}
 	return b, nil
 }
 

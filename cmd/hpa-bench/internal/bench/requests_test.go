@@ -20,8 +20,8 @@ import (
 // TestRecommendSendsRequest sends encoded requests as the generator does (requests.recommend)
 // to a server that decodes them with the proto codec: it receives Request's request, as plain
 // "application/grpc" (protobuf, what the generated client sends), and the response decodes.
-// A target's next calls send the same request again, up to reuseCalls in all, and a reported
-// scale makes the next call send the new replica count.
+// Successive calls of a target follow its demand cycle, and a reported scale makes the next
+// call send the new replica count.
 func TestRecommendSendsRequest(t *testing.T) {
 	var (
 		mu           sync.Mutex
@@ -51,9 +51,16 @@ func TestRecommendSendsRequest(t *testing.T) {
 
 	wl := workload.NewWorkload("c", "ns", 5)
 	reqs := newRequests(wl)
+	if err := reqs.fill(); err != nil {
+		t.Fatal(err)
+	}
 	now := time.Now()
-	call := func(i int) *pb.RecommendRequest {
+	calls := 0
+	// check makes target i's next call and fails t unless the server received what Request
+	// builds for that call.
+	check := func(i int) *pb.RecommendRequest {
 		t.Helper()
+		calls++
 		resp, err := reqs.recommend(t.Context(), conns.conns[0].cc, i, now)
 		if err != nil {
 			t.Fatal(err)
@@ -61,33 +68,31 @@ func TestRecommendSendsRequest(t *testing.T) {
 		if !proto.Equal(resp, answer) {
 			t.Errorf("target %d: response %v, want the baseline's", i, resp)
 		}
-		return <-received
-	}
-	calls := 0
-	for i := range 5 {
-		wl.Applied(i, int32(5*i+1))
-		got := call(i)
-		calls++
+		got := <-received
 		wl.Rewind(i)
-		want := wl.Request(i, now)
-		if !proto.Equal(got, want) {
-			t.Errorf("target %d: the server received another request (-want +got):\n%s", i, cmp.Diff(want, got, protocmp.Transform()))
+		if want := wl.Request(i, now); !proto.Equal(got, want) {
+			t.Fatalf("target %d, call %d: the server received another request (-want +got):\n%s", i, calls, cmp.Diff(want, got, protocmp.Transform()))
 		}
-		for k := 2; k <= reuseCalls; k++ {
-			calls++
-			if again := call(i); !proto.Equal(again, want) {
-				t.Fatalf("target %d, call %d of %d: another request", i, k, reuseCalls)
-			}
+		return got
+	}
+	for i := range 5 {
+		first := check(i)
+		if second := check(i); proto.Equal(first, second) {
+			t.Errorf("target %d: two calls sent the same request; want its demand to move", i)
 		}
-		calls++
-		if next := call(i); proto.Equal(next, want) {
-			t.Errorf("target %d: call %d sent the first call's request again; want the next one", i, reuseCalls+1)
+		wl.Applied(i, int32(5*i+1))
+		if got := check(i); got.GetCurrentReplicas() != int32(5*i+1) || len(got.GetPods()) != 5*i+1 {
+			t.Errorf("target %d: after a scale to %d the call sent %d replicas, %d pods", i, 5*i+1, got.GetCurrentReplicas(), len(got.GetPods()))
 		}
-		wl.Applied(i, 3)
-		calls++
-		if got := call(i); got.GetCurrentReplicas() != 3 || len(got.GetPods()) != 3 {
-			t.Errorf("target %d: after a scale to 3 the call sent %d replicas, %d pods", i, got.GetCurrentReplicas(), len(got.GetPods()))
-		}
+	}
+	// The encoding is as long as proto.Marshal's of the whole request: no field twice.
+	b, err := reqs.encoded(3, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl.Rewind(3)
+	if want := proto.Size(wl.Request(3, now)); len(b) != want {
+		t.Errorf("the encoding is %d bytes, proto.Marshal's %d", len(b), want)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -113,14 +118,14 @@ func (s *recordingServer) Recommend(ctx context.Context, req *pb.RecommendReques
 }
 
 // BenchmarkRequest is the generator's per-call cost of a Recommend request up to the bytes
-// gRPC writes: "marshal" builds the request with Request and marshals it with proto.Marshal,
-// as every call would without reuse; "reused" is what the generator pays per call, building and
-// marshalling once every reuseCalls calls of a target.
+// gRPC writes: "whole" builds the request with Request and marshals it with proto.Marshal;
+// "observations" is what the generator pays per call, the call's Metrics built and marshalled
+// after the target's shared part.
 func BenchmarkRequest(b *testing.B) {
 	const targets = 1000
 	wl := workload.NewWorkload("bench", "bench", targets)
 	now := time.Now()
-	b.Run("marshal", func(b *testing.B) {
+	b.Run("whole", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
 			if _, err := proto.Marshal(wl.Request(i%targets, now)); err != nil {
@@ -128,8 +133,11 @@ func BenchmarkRequest(b *testing.B) {
 			}
 		}
 	})
-	b.Run("reused", func(b *testing.B) {
+	b.Run("observations", func(b *testing.B) {
 		reqs := newRequests(wl)
+		if err := reqs.fill(); err != nil {
+			b.Fatal(err)
+		}
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
 			if _, err := reqs.encoded(i%targets, now); err != nil {

@@ -282,10 +282,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	wl.SetLoadSwing(cfg.LoadSwing)
 	wl.SetSharedSpec(cfg.SharedSpec)
 	wl.SetDistinctSpecs(cfg.DistinctSpecs)
-	// One encoding of each target's request serves several calls of every run (requests).
+	// What a target's calls share is encoded once (requests).
 	reqs := newRequests(wl)
 	t0 := time.Now()
-	if err := reqs.fill(t0); err != nil {
+	if err := reqs.fill(); err != nil {
 		return nil, err
 	}
 	cfg.progress("encoded the requests of %d targets in %s", wl.Targets(), time.Since(t0).Round(time.Millisecond))
@@ -459,7 +459,7 @@ func dial(addrs []string, n int, spread bool) (pool, func(), error) {
 
 // caller returns the unit of work: the next target's Recommend and, when it asks for a scale,
 // the ReportScale a controller would send after a successful scale write. The Recommend
-// request is encoded once for several calls of its target (reqs).
+// request is encoded by reqs.
 func caller(cfg Config, reqs *requests, conns pool, next *atomic.Int64) callFunc {
 	wl := reqs.wl
 	return func(ctx context.Context, worker int, st *stats, start time.Time, record bool) {
