@@ -84,3 +84,31 @@ func TestCallsFollowTheCycle(t *testing.T) {
 		t.Error("load swing 0: two calls sent different requests")
 	}
 }
+
+// TestObservationsCompleteTheRequest: a call's request is Unobserved with the call's
+// Observations, and the two encodings concatenated decode to it: what the load tool sends.
+func TestObservationsCompleteTheRequest(t *testing.T) {
+	now := time.Now()
+	wl := workload.NewWorkload("c", "ns", 4)
+	wl.Applied(3, 9)
+	want := wl.Request(3, now)
+	wl.Rewind(3)
+	shared, err := proto.Marshal(wl.Unobserved(3, wl.Replicas(3)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, err := proto.Marshal(&pb.RecommendRequest{Metrics: wl.Observations(3, 9, now)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := new(pb.RecommendRequest)
+	if err := proto.Unmarshal(append(shared, obs...), got); err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(got, want) {
+		t.Error("the concatenated encodings decode to another request than Request's")
+	}
+	if wl.Request(3, now); proto.Equal(wl.Request(3, now), want) {
+		t.Error("Observations did not count the call: the requests after it repeat it")
+	}
+}
