@@ -375,6 +375,9 @@ func TestSeveralReplicas(t *testing.T) {
 		t.Run(fmt.Sprintf("spread=%v", spread), func(t *testing.T) {
 			addrs := []string{startServer(t), startServer(t)}
 			bc := briefConfig(strings.Join(addrs, ","))
+			// Long enough for two rounds of the 20 targets at 4 callers under -race on a busy
+			// machine (300 ms made 14-16 calls there, at main too).
+			bc.Duration = 3 * time.Second
 			bc.Spread = spread
 			bc.ServerPIDs = []int{os.Getpid(), os.Getpid()}
 			rep, err := bench.Run(t.Context(), bc)
