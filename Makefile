@@ -109,7 +109,7 @@ run: bin/hpa-recommender ## Run the service on 127.0.0.1:50051 (bbolt at ./data)
 crashtest: ## Kill -9 the real binary under load 20 times, bbolt alone and one etcd replica of three (CRASHTEST_ITERATIONS, CRASHTEST_SEED); verify every acknowledged write survived
 	$(GO) test -tags crashtest -run TestCrashLoop -count=1 -v -timeout 30m ./cmd/hpa-recommender/
 
-# End-to-end tests against a real control plane (internal/testkit/kubetest): etcd, kube-apiserver,
+# End-to-end tests against a real control plane (internal/controlplane): etcd, kube-apiserver,
 # kube-controller-manager and kubectl are built from the Go module proxy in their own modules
 # (tools/kube-1.MINOR per release, tools/etcd; k8s.io/kubernetes never enters go.mod) into a cache
 # outside the repository, keyed by version, and built only when missing (shared/TOOLING.md §5, §6).

@@ -3,5 +3,5 @@
 // of its own: its tests parse every manifest strictly into the Kubernetes API types and check
 // the configuration against the binaries' real flags (go test), and render every overlay with
 // kubectl kustomize and apply it with a server-side dry run against a real kube-apiserver
-// (go test -tags e2e, through internal/testkit/kubetest; make e2e).
+// (go test -tags e2e, through internal/controlplane; make e2e).
 package deploy

@@ -18,11 +18,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/hpa-recommender/hpa-recommender/internal/testkit/kubetest"
+	"github.com/hpa-recommender/hpa-recommender/internal/controlplane"
 )
 
 // kubectl runs the kubectl `make kube-binaries` built against the control plane.
-func kubectl(t *testing.T, cp *kubetest.ControlPlane, stdin []byte, args ...string) (stdout, stderr string, err error) {
+func kubectl(t *testing.T, cp *controlplane.ControlPlane, stdin []byte, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -37,7 +37,7 @@ func kubectl(t *testing.T, cp *kubetest.ControlPlane, stdin []byte, args ...stri
 }
 
 // render is `kubectl kustomize dir`.
-func render(t *testing.T, cp *kubetest.ControlPlane, dir string) []byte {
+func render(t *testing.T, cp *controlplane.ControlPlane, dir string) []byte {
 	t.Helper()
 	out, stderr, err := kubectl(t, cp, nil, "kustomize", dir)
 	if err != nil {
@@ -48,7 +48,7 @@ func render(t *testing.T, cp *kubetest.ControlPlane, dir string) []byte {
 
 // apply is `kubectl apply --server-side [--dry-run=server] -f -`; it fails the test on an
 // error or on any warning (a PodSecurity "would violate", a deprecated API, ...).
-func apply(t *testing.T, cp *kubetest.ControlPlane, what string, manifests []byte, dryRun bool) string {
+func apply(t *testing.T, cp *controlplane.ControlPlane, what string, manifests []byte, dryRun bool) string {
 	t.Helper()
 	args := []string{"apply", "--server-side", "--field-manager=deploy-e2e", "-f", "-"}
 	if dryRun {
@@ -95,7 +95,7 @@ func find[T any](t *testing.T, objs []object, kind, name string) T {
 // admission including Pod Security "restricted" on the namespace), then checks properties of
 // the rendered objects.
 func TestKustomizeServerDryRun(t *testing.T) {
-	cp := kubetest.Start(t, kubetest.Options{NoControllerManager: true})
+	cp := controlplane.Start(t, controlplane.Options{NoControllerManager: true})
 	if _, err := os.Stat(cp.Binaries.Kubectl); err != nil {
 		t.Fatalf("kubectl: %v (run make kube-binaries)", err)
 	}
@@ -186,7 +186,7 @@ func checkEtcd(t *testing.T, objs []object) {
 // service account may do: exactly what it needs, nothing more. It also creates the example
 // autoscaler from the hpa-manifests ConfigMap with a dry run (the API server validates it as an
 // HPA object).
-func checkScaler(t *testing.T, cp *kubetest.ControlPlane, rendered []byte, objs []object) {
+func checkScaler(t *testing.T, cp *controlplane.ControlPlane, rendered []byte, objs []object) {
 	apply(t, cp, "base/scaler for real", rendered, false)
 
 	cm := find[*corev1.ConfigMap](t, objs, "ConfigMap", "hpa-manifests")

@@ -25,8 +25,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/hpa-recommender/hpa-recommender/internal/certgen"
 	"github.com/hpa-recommender/hpa-recommender/internal/syncbuf"
-	"github.com/hpa-recommender/hpa-recommender/internal/testkit/testcerts"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/server"
 	"github.com/hpa-recommender/hpa-recommender/server/servertest"
@@ -39,7 +39,7 @@ import (
 
 // pkiFixture is a CA, the server's key pair for 127.0.0.1, and client certificates.
 type pkiFixture struct {
-	ca                *testcerts.CA
+	ca                *certgen.CA
 	certFile, keyFile string
 	c1, c2, untrusted tls.Certificate
 }
@@ -47,12 +47,12 @@ type pkiFixture struct {
 func newPKI(t *testing.T) *pkiFixture {
 	t.Helper()
 	dir := t.TempDir()
-	ca := testcerts.New(t, "hpa-ca")
+	ca := certgen.New(t, "hpa-ca")
 	p := &pkiFixture{ca: ca, certFile: filepath.Join(dir, "server.pem"), keyFile: filepath.Join(dir, "server-key.pem")}
 	p.writeServerCert(t)
 	p.c1 = clientCert(t, ca, "not-the-cluster", "spiffe://hpa/cluster/c1")
 	p.c2 = clientCert(t, ca, "c2")
-	p.untrusted = clientCert(t, testcerts.New(t, "evil-ca"), "c1", "spiffe://hpa/cluster/c1")
+	p.untrusted = clientCert(t, certgen.New(t, "evil-ca"), "c1", "spiffe://hpa/cluster/c1")
 	return p
 }
 
@@ -71,7 +71,7 @@ func (p *pkiFixture) writeServerCert(t *testing.T) tls.Certificate {
 }
 
 // clientCert signs a client certificate for cn from ca, with the URI SANs uris.
-func clientCert(t *testing.T, ca *testcerts.CA, cn string, uris ...string) tls.Certificate {
+func clientCert(t *testing.T, ca *certgen.CA, cn string, uris ...string) tls.Certificate {
 	t.Helper()
 	certPEM, keyPEM := ca.ClientPEM(t, cn, uris...)
 	return keyPair(t, certPEM, keyPEM)
@@ -136,7 +136,7 @@ func plaintext(t *testing.T, addr string) pb.RecommenderServiceClient {
 }
 
 // tlsClient trusts ca for the server and presents cert when it is not nil.
-func tlsClient(t *testing.T, addr string, ca *testcerts.CA, cert *tls.Certificate) pb.RecommenderServiceClient {
+func tlsClient(t *testing.T, addr string, ca *certgen.CA, cert *tls.Certificate) pb.RecommenderServiceClient {
 	tc := &tls.Config{RootCAs: ca.Pool(), MinVersion: tls.VersionTLS12}
 	if cert != nil {
 		// Always present it: Go clients otherwise send no certificate the server's CA list
@@ -776,7 +776,7 @@ func TestClientCAReloadsWhenItChanges(t *testing.T) {
 	if err := list(p.c1); err != nil {
 		t.Fatalf("client of the first CA: %v", err)
 	}
-	next := testcerts.New(t, "hpa-ca-2")
+	next := certgen.New(t, "hpa-ca-2")
 	c1Next := clientCert(t, next, "c1", "spiffe://hpa/cluster/c1")
 	if err := list(c1Next); err == nil {
 		t.Fatal("a client of the second CA got in before the CA file changed")

@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/hpa-recommender/hpa-recommender/internal/testkit/workload"
+	"github.com/hpa-recommender/hpa-recommender/internal/workload"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/server"
 	"github.com/hpa-recommender/hpa-recommender/store"

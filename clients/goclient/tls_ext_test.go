@@ -12,14 +12,14 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/hpa-recommender/hpa-recommender/clients/goclient"
-	"github.com/hpa-recommender/hpa-recommender/internal/testkit/testcerts"
+	"github.com/hpa-recommender/hpa-recommender/internal/certgen"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 )
 
 // TestMutualTLS runs a real gRPC server that requires a client certificate from the test CA
 // and checks that WithTLS, WithClientCertificate and WithBearerToken get through.
 func TestMutualTLS(t *testing.T) {
-	ca := testcerts.New(t, "test CA")
+	ca := certgen.New(t, "test CA")
 	srvPath, srvKey := ca.Server(t, "server", "recommender.test")
 	cliPath, cliKey := ca.Client(t, "client", "cluster-a")
 	srvCert, err := tls.LoadX509KeyPair(srvPath, srvKey)

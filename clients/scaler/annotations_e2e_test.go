@@ -10,7 +10,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/hpa-recommender/hpa-recommender/internal/testkit/kubetest"
+	"github.com/hpa-recommender/hpa-recommender/internal/controlplane"
 )
 
 // TestAnnotations: the per-object annotations on an HPA object, on the real control plane,
@@ -21,8 +21,8 @@ import (
 // fallback count (Fallback True, event FallbackActive, shown by kubectl describe); an invalid
 // sync-period is reported on the object (AnnotationsValid False) while it is still served.
 func TestAnnotations(t *testing.T) {
-	cp := kubetest.Start(t, kubetest.Options{})
-	e := &e2eEnv{cp: cp, adapter: kubetest.StartMetricsAdapter(t, cp)}
+	cp := controlplane.Start(t, controlplane.Options{})
+	e := &e2eEnv{cp: cp, adapter: controlplane.StartMetricsAdapter(t, cp)}
 	ns := "annotations"
 	f := e.objectFixture(t, ns, SourceHPA)
 	hpas := cp.Client.AutoscalingV2().HorizontalPodAutoscalers(ns)

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/hpa-recommender/hpa-recommender/internal/testkit/testcerts"
+	"github.com/hpa-recommender/hpa-recommender/internal/certgen"
 	"github.com/hpa-recommender/hpa-recommender/internal/tlsfiles"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/server"
@@ -19,7 +19,7 @@ import (
 // TestReloadingTLS checks that the CA bundle and the client certificate follow their files.
 func TestReloadingTLS(t *testing.T) {
 	dir := t.TempDir()
-	ca1, ca2 := testcerts.New(t, "ca1"), testcerts.New(t, "ca2")
+	ca1, ca2 := certgen.New(t, "ca1"), certgen.New(t, "ca2")
 	caFile, certFile, keyFile := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
 	writeFile(t, dir, "ca.pem", string(ca1.CertPEM))
 	c, k := ca1.ClientPEM(t, "cluster-a")
@@ -106,7 +106,7 @@ func TestReloadingTLS(t *testing.T) {
 // InsecureSkipVerify alone would accept.
 func TestReloadingTLSChecksName(t *testing.T) {
 	dir := t.TempDir()
-	ca := testcerts.New(t, "ca")
+	ca := certgen.New(t, "ca")
 	writeFile(t, dir, "ca.pem", string(ca.CertPEM))
 	sc, sk := ca.ServerPEM(t, "server", "127.0.0.1") // valid for 127.0.0.1 only
 	pair, _ := tls.X509KeyPair(sc, sk)

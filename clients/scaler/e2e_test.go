@@ -3,7 +3,7 @@
 package scaler
 
 // End-to-end scenarios against a real etcd, kube-apiserver and kube-controller-manager
-// (internal/testkit/kubetest; `make e2e` builds them), the loopback metrics adapter registered with
+// (internal/controlplane; `make e2e` builds them), the loopback metrics adapter registered with
 // the aggregation layer, and a real in-process hpa-recommender on a loopback port reached
 // through Dial (goclient). Pods are made Running and Ready by the test, as a kubelet would.
 // Every clock is real: the HPAs use short windows and policy periods.
@@ -32,21 +32,21 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/scale"
 
-	"github.com/hpa-recommender/hpa-recommender/internal/testkit/kubetest"
+	"github.com/hpa-recommender/hpa-recommender/internal/controlplane"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/store/boltstore"
 	"github.com/hpa-recommender/hpa-recommender/store/memstore"
 )
 
 type e2eEnv struct {
-	cp      *kubetest.ControlPlane
-	adapter *kubetest.MetricsAdapter
+	cp      *controlplane.ControlPlane
+	adapter *controlplane.MetricsAdapter
 }
 
 func TestE2E(t *testing.T) {
 	start := time.Now()
-	cp := kubetest.Start(t, kubetest.Options{})
-	adapter := kubetest.StartMetricsAdapter(t, cp)
+	cp := controlplane.Start(t, controlplane.Options{})
+	adapter := controlplane.StartMetricsAdapter(t, cp)
 	t.Logf("control plane and metrics APIs ready in %v", time.Since(start).Round(time.Millisecond))
 	e := &e2eEnv{cp: cp, adapter: adapter}
 	t.Run("LoadRisesScaleUpWithinPolicy", e.scaleUp)
@@ -188,7 +188,7 @@ func (f *fixture) setDemand(milli int64) {
 // metrics adapter, and waits until kube's pod cache sees them all Ready.
 func (f *fixture) kubelet(kube *Kube) {
 	f.t.Helper()
-	pods, err := kubetest.MakeDeploymentReady(f.ctx, f.e.cp.Client, f.ns, "web")
+	pods, err := controlplane.MakeDeploymentReady(f.ctx, f.e.cp.Client, f.ns, "web")
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -430,7 +430,7 @@ func (e *e2eEnv) ambiguousSelector(t *testing.T) {
 }
 
 // ResourceMetricsGroup is metrics.k8s.io.
-var ResourceMetricsGroup = kubetest.ResourceMetricsGV.Group
+var ResourceMetricsGroup = controlplane.ResourceMetricsGV.Group
 
 // ServiceKilledAndRestarted: the service (bbolt) stops mid-run. Load rises; the scaler fails
 // static. The service restarts on the same address over the same file; the scale-up rate
@@ -764,11 +764,11 @@ spec:
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := kubetest.SetPodStatus(f.ctx, e.cp.Client, created, kubetest.PodState{Ready: true}); err != nil {
+		if _, err := controlplane.SetPodStatus(f.ctx, e.cp.Client, created, controlplane.PodState{Ready: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	e.adapter.SetExternalMetric(ns, "queue_depth", kubetest.ExternalValue{Value: resource.MustParse("100")})
+	e.adapter.SetExternalMetric(ns, "queue_depth", controlplane.ExternalValue{Value: resource.MustParse("100")})
 
 	var syncErr error
 	replicas := func() int64 {

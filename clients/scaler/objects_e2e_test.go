@@ -4,7 +4,7 @@ package scaler
 
 // End-to-end scenarios of the hpa and custom sources against a real control plane whose
 // kube-controller-manager runs without the in-tree HPA controller
-// (--controllers=*,-horizontalpodautoscaling, kubetest's default): the scaler takes its place,
+// (--controllers=*,-horizontalpodautoscaling, internal/controlplane's default): the scaler takes its place,
 // and kubectl reads what it wrote.
 
 import (
@@ -23,13 +23,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/hpa-recommender/hpa-recommender/clients/scaler/api/v1alpha1"
-	"github.com/hpa-recommender/hpa-recommender/internal/testkit/kubetest"
+	"github.com/hpa-recommender/hpa-recommender/internal/controlplane"
 )
 
 func TestObjectSources(t *testing.T) {
 	start := time.Now()
-	cp := kubetest.Start(t, kubetest.Options{})
-	adapter := kubetest.StartMetricsAdapter(t, cp)
+	cp := controlplane.Start(t, controlplane.Options{})
+	adapter := controlplane.StartMetricsAdapter(t, cp)
 	t.Logf("control plane and metrics APIs ready in %v", time.Since(start).Round(time.Millisecond))
 	e := &e2eEnv{cp: cp, adapter: adapter}
 	t.Run("HPAObjects", e.hpaObjects)

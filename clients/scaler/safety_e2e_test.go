@@ -5,7 +5,7 @@ package scaler
 // Safety between controllers on a real control plane: two autoscalers of different sources over
 // the same pods, and a workload that an in-tree-controlled HPA also targets. The in-tree
 // controller is simulated by what it does to the API: status writes by the field manager
-// kube-controller-manager (kubetest runs the controller manager without it, so nothing else
+// kube-controller-manager (internal/controlplane runs the controller manager without it, so nothing else
 // scales).
 
 import (
@@ -21,12 +21,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/hpa-recommender/hpa-recommender/clients/scaler/api/v1alpha1"
-	"github.com/hpa-recommender/hpa-recommender/internal/testkit/kubetest"
+	"github.com/hpa-recommender/hpa-recommender/internal/controlplane"
 )
 
 func TestSafetyBetweenControllers(t *testing.T) {
-	cp := kubetest.Start(t, kubetest.Options{})
-	e := &e2eEnv{cp: cp, adapter: kubetest.StartMetricsAdapter(t, cp)}
+	cp := controlplane.Start(t, controlplane.Options{})
+	e := &e2eEnv{cp: cp, adapter: controlplane.StartMetricsAdapter(t, cp)}
 	if _, err := e.kubectl(t, "", "apply", "--server-side", "-k", crdDir); err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/hpa-recommender/hpa-recommender/internal/testkit/kubetest"
+	"github.com/hpa-recommender/hpa-recommender/internal/controlplane"
 	"github.com/hpa-recommender/hpa-recommender/recommender"
 	"github.com/hpa-recommender/hpa-recommender/store/memstore"
 )
@@ -233,13 +233,13 @@ func TestShadowAgreesWithInTree(t *testing.T) {
 	// decides as that release: --kubernetes-version=auto reads it from the API server, of the
 	// same build, and the test checks that it did.
 	start := time.Now()
-	cp := kubetest.Start(t, kubetest.Options{InTreeHPA: true, ControllerManagerFlags: []string{
+	cp := controlplane.Start(t, controlplane.Options{InTreeHPA: true, ControllerManagerFlags: []string{
 		"--horizontal-pod-autoscaler-sync-period=" + inTreeSyncPeriod.String(),
 		"--horizontal-pod-autoscaler-cpu-initialization-period=" + cpuInitPeriod.String(),
 		"--horizontal-pod-autoscaler-initial-readiness-delay=" + readinessDelay.String(),
 		"--horizontal-pod-autoscaler-downscale-stabilization=" + downscaleWindow.String(),
 	}})
-	adapter := kubetest.StartMetricsAdapter(t, cp)
+	adapter := controlplane.StartMetricsAdapter(t, cp)
 	cs := cp.Client
 	sv, err := cs.Discovery().ServerVersion()
 	if err != nil {
@@ -251,7 +251,7 @@ func TestShadowAgreesWithInTree(t *testing.T) {
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: shadowNS}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kubetest.EnsureNode(ctx, cs, "node-1"); err != nil {
+	if _, err := controlplane.EnsureNode(ctx, cs, "node-1"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -418,7 +418,7 @@ func fakeKubelet(ctx context.Context, t *testing.T, cs kubernetes.Interface, rea
 	lastNode := time.Now()
 	for ctx.Err() == nil {
 		if time.Since(lastNode) > 10*time.Second {
-			if _, err := kubetest.EnsureNode(ctx, cs, "node-1"); err != nil && ctx.Err() == nil {
+			if _, err := controlplane.EnsureNode(ctx, cs, "node-1"); err != nil && ctx.Err() == nil {
 				t.Logf("renew node: %v", err)
 			}
 			lastNode = time.Now()
@@ -434,12 +434,12 @@ func fakeKubelet(ctx context.Context, t *testing.T, cs kubernetes.Interface, rea
 			}
 			switch {
 			case p.Spec.NodeName == "":
-				if err := kubetest.BindPod(ctx, cs, p, "node-1"); err == nil {
+				if err := controlplane.BindPod(ctx, cs, p, "node-1"); err == nil {
 					bound[p.Name] = time.Now()
 				}
 			case p.Status.Phase != corev1.PodRunning:
 				if time.Since(bound[p.Name]) >= time.Second {
-					_, _ = kubetest.SetPodStatus(ctx, cs, p, kubetest.PodState{Ready: false})
+					_, _ = controlplane.SetPodStatus(ctx, cs, p, controlplane.PodState{Ready: false})
 				}
 			case !podState(p).GetReady():
 				delay := readyAfter[p.Labels["app"]]
@@ -447,7 +447,7 @@ func fakeKubelet(ctx context.Context, t *testing.T, cs kubernetes.Interface, rea
 					delay = defaultReadyAfter
 				}
 				if st := p.Status.StartTime; st != nil && time.Since(st.Time) >= delay {
-					_, _ = kubetest.SetPodStatus(ctx, cs, p, kubetest.PodState{Ready: true, StartTime: st.Time, IP: p.Status.PodIP})
+					_, _ = controlplane.SetPodStatus(ctx, cs, p, controlplane.PodState{Ready: true, StartTime: st.Time, IP: p.Status.PodIP})
 				}
 			}
 		}
@@ -461,7 +461,7 @@ func fakeKubelet(ctx context.Context, t *testing.T, cs kubernetes.Interface, rea
 // feedMetrics sets, every second, each workload's metrics for the load level: the level's
 // pods' worth spread evenly over the started pods (resource and Pods metrics), or one value
 // (Object and External).
-func feedMetrics(ctx context.Context, t *testing.T, cs kubernetes.Interface, a *kubetest.MetricsAdapter, level func() float64) {
+func feedMetrics(ctx context.Context, t *testing.T, cs kubernetes.Interface, a *controlplane.MetricsAdapter, level func() float64) {
 	for ctx.Err() == nil {
 		v := level()
 		pods, err := cs.CoreV1().Pods(shadowNS).List(ctx, metav1.ListOptions{})
@@ -517,10 +517,10 @@ func feedMetrics(ctx context.Context, t *testing.T, cs kubernetes.Interface, a *
 				}
 				q := *resource.NewMilliQuantity(int64(value*1000), resource.DecimalSI)
 				if h.object {
-					a.SetObjectMetric(kubetest.ObjectRef{Namespace: shadowNS, Resource: "deployments.apps", Name: h.name}, "queue", q)
+					a.SetObjectMetric(controlplane.ObjectRef{Namespace: shadowNS, Resource: "deployments.apps", Name: h.name}, "queue", q)
 				}
 				if h.external {
-					a.SetExternalMetric(shadowNS, "ext-"+h.name, kubetest.ExternalValue{Labels: map[string]string{"queue": h.name}, Value: q})
+					a.SetExternalMetric(shadowNS, "ext-"+h.name, controlplane.ExternalValue{Labels: map[string]string{"queue": h.name}, Value: q})
 				}
 			}
 		}

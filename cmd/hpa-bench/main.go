@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,7 +13,7 @@ import (
 	"runtime/pprof"
 	"syscall"
 
-	"github.com/hpa-recommender/hpa-recommender/clients/bench"
+	"github.com/hpa-recommender/hpa-recommender/cmd/hpa-bench/internal/bench"
 	"github.com/hpa-recommender/hpa-recommender/cmd/internal/version"
 )
 
@@ -36,14 +37,18 @@ func main() {
 const gcHeadroom = 256 << 20
 
 // setGC paces the generator's collector on a fixed heap size instead of Go's default of twice
-// the live heap (GOGC=100). The live heap grows with --targets (a few dozen bytes each), so by
-// default the generator collected several times more often at 1k targets than at 100k, and the
-// no-op baseline ran 1.7x faster at 100k: a ratio that measured the generator, not the service
-// (docs/PERFORMANCE-HISTORY.md at 17d0253, "The generator's collector"). GOGC or GOMEMLIMIT, if set, win.
+// the live heap (GOGC=100). The live heap grows with --targets (the encoding of what each target's
+// calls share, about 2 KB, and a few dozen bytes more), so by default the generator collected several times
+// more often at 1k targets than at 100k, and the no-op baseline ran faster at 100k: a ratio that
+// measured the generator, not the service. GOGC or GOMEMLIMIT, if set, win.
 func setGC(targets int) {
 	debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(gcHeadroom + 128*int64(targets))
+	debug.SetMemoryLimit(gcHeadroom + perTarget*int64(targets))
 }
+
+// perTarget is the generator's live heap per target: its requests' shared encoding and its
+// state.
+const perTarget = 2560 + 128
 
 // The places --baseline-in names.
 const (
@@ -82,6 +87,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
 	cpuProfile := fs.String("cpuprofile", "", "write the load generator's own CPU profile to this file")
 	noopAddr := fs.String("serve-noop", "", "instead of loading anything, serve the no-op baseline on this address (host:port) as a process of its own, at hpa-recommender's GOGC, until interrupted; load it with --addr and --server-pid")
+	boltProbe := bench.DefaultBoltProbe()
+	fs.DurationVar(&boltProbe.Duration, "bolt-probe", 0, "instead of loading anything, measure the ceiling of a bare bbolt file on this disk for this long (e.g. 10s): --bolt-probe-writers goroutines each read-modify-write a random record of --bolt-probe-size bytes in DB.Batch, fsync on, MaxBatchSize the writers; prints writes/s and latency (0: off)")
+	boltProbe.RegisterFlags(fs)
 	baselineIn := fs.String("baseline-in", baselineProcess, "where --baseline's no-op server runs: "+baselineProcess+" (a process of its own, started from this binary with --serve-noop, as the service is one) or "+baselineGenerator+" (in this process, sharing the generator's runtime; the only baseline before 2026-11-27)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -91,6 +99,21 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 			return fmt.Errorf("unexpected arguments %q", fs.Args())
 		}
 		return serveNoop(ctx, *noopAddr, stdout)
+	}
+	if boltProbe.Duration > 0 {
+		if fs.NArg() > 0 {
+			return fmt.Errorf("unexpected arguments %q", fs.Args())
+		}
+		c, err := bench.ProbeBolt(ctx, boltProbe)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(c)
+		}
+		return c.WriteText(stdout)
 	}
 	switch *baselineIn {
 	case baselineProcess:

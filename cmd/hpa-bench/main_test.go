@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hpa-recommender/hpa-recommender/clients/bench"
+	"github.com/hpa-recommender/hpa-recommender/cmd/hpa-bench/internal/bench"
 )
 
 // TestMain lets this test binary stand in for hpa-bench when --baseline-in process starts
@@ -196,7 +196,7 @@ func TestCollectorPacing(t *testing.T) {
 		wantPercent int
 		wantLimit   int64
 	}{
-		{"", -1, gcHeadroom + 128*1000},
+		{"", -1, gcHeadroom + perTarget*1000},
 		{"GOGC", 100, math.MaxInt64},
 		{"GOMEMLIMIT", 100, math.MaxInt64},
 	} {
@@ -255,5 +255,22 @@ func TestServeNoop(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("--serve-noop returned %v after its context ended, want nil", err)
+	}
+}
+
+// TestBoltProbeMode: --bolt-probe measures a bare bbolt file in --bolt-probe-dir instead of
+// loading anything, and --json reports counts that add up.
+func TestBoltProbeMode(t *testing.T) {
+	var out strings.Builder
+	err := run(t.Context(), []string{"--bolt-probe", "200ms", "--bolt-probe-dir", t.TempDir(), "--bolt-probe-keys", "50", "--bolt-probe-writers", "4", "--json"}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c bench.BoltCeiling
+	if err := json.Unmarshal([]byte(out.String()), &c); err != nil {
+		t.Fatalf("%v:\n%s", err, out.String())
+	}
+	if c.Writers != 4 || c.Keys != 50 || c.Size != 2200 || c.Writes == 0 || c.Counted != uint64(c.Writes) || c.Latency.Count != c.Writes {
+		t.Errorf("report %+v: want 4 writers, 50 keys of 2200 bytes, and as many writes counted as made", c)
 	}
 }

@@ -19,7 +19,7 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/hpa-recommender/hpa-recommender/internal/testkit/workload"
+	"github.com/hpa-recommender/hpa-recommender/internal/workload"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/store"
 	"github.com/hpa-recommender/hpa-recommender/store/boltstore"

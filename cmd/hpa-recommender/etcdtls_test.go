@@ -13,7 +13,7 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 
-	"github.com/hpa-recommender/hpa-recommender/internal/testkit/testcerts"
+	"github.com/hpa-recommender/hpa-recommender/internal/certgen"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/server"
 	"github.com/hpa-recommender/hpa-recommender/store"
@@ -23,7 +23,7 @@ import (
 // startTLSEtcd starts a single-member etcd in the test process that serves clients over TLS
 // with a certificate of ca and requires client certificates signed by ca; it returns the
 // client URL.
-func startTLSEtcd(t *testing.T, ca *testcerts.CA) string {
+func startTLSEtcd(t *testing.T, ca *certgen.CA) string {
 	t.Helper()
 	cfg := embed.NewConfig()
 	cfg.Dir = t.TempDir()
@@ -54,7 +54,7 @@ func startTLSEtcd(t *testing.T, ca *testcerts.CA) string {
 // Config.EtcdTLS, the same configuration); without a client certificate, or trusting another
 // CA, it refuses to start with an error naming the etcd store and the TLS failure.
 func TestEtcdOverTLS(t *testing.T) {
-	ca := testcerts.New(t, "etcd-ca")
+	ca := certgen.New(t, "etcd-ca")
 	endpoint := startTLSEtcd(t, ca)
 	certFile, keyFile := ca.Client(t, "hpa-recommender", "hpa-recommender")
 	base := []string{"--store", "etcd", "--etcd-endpoints", endpoint, "--etcd-prefix", "/tls"}
@@ -85,7 +85,7 @@ func TestEtcdOverTLS(t *testing.T) {
 	}
 	p.term(t)
 
-	other := testcerts.New(t, "another-ca")
+	other := certgen.New(t, "another-ca")
 	for _, refused := range []struct {
 		name, cause string
 		args        []string

@@ -2,7 +2,7 @@
 
 package main
 
-// The real hpa-scaler binary against a real control plane (internal/testkit/kubetest), the metrics
+// The real hpa-scaler binary against a real control plane (internal/controlplane), the metrics
 // adapter, and an in-process hpa-recommender on loopback: flags, kubeconfig, leader election,
 // /readyz and /metrics, a scale-up, and a clean exit on SIGTERM that releases the Lease.
 
@@ -24,8 +24,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/hpa-recommender/hpa-recommender/internal/controlplane"
 	"github.com/hpa-recommender/hpa-recommender/internal/syncbuf"
-	"github.com/hpa-recommender/hpa-recommender/internal/testkit/kubetest"
 	"github.com/hpa-recommender/hpa-recommender/server"
 	"github.com/hpa-recommender/hpa-recommender/server/servertest"
 )
@@ -41,8 +41,8 @@ func TestBinaryScalesADeployment(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-race", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
-	cp := kubetest.Start(t, kubetest.Options{})
-	adapter := kubetest.StartMetricsAdapter(t, cp)
+	cp := controlplane.Start(t, controlplane.Options{})
+	adapter := controlplane.StartMetricsAdapter(t, cp)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
@@ -76,7 +76,7 @@ func TestBinaryScalesADeployment(t *testing.T) {
 	go func() {
 		defer close(kdone)
 		for kctx.Err() == nil {
-			if pods, err := kubetest.MakeDeploymentReady(kctx, cs, ns, "web"); err == nil {
+			if pods, err := controlplane.MakeDeploymentReady(kctx, cs, ns, "web"); err == nil {
 				for _, p := range pods {
 					adapter.SetPodUsage(ns, p.Name, map[string]corev1.ResourceList{"app": {corev1.ResourceCPU: *resource.NewMilliQuantity(200/int64(len(pods)), resource.DecimalSI)}})
 				}

@@ -57,7 +57,7 @@ var rules = []rule{
 		tests: true,
 	},
 	{
-		text:      "server/ imports no clients/, in tests either (the load tool's payload is internal/testkit/workload)",
+		text:      "server/ imports no clients/, in tests either (the load tool's payload is internal/workload)",
 		from:      []string{"server"},
 		forbidden: []string{"clients", "cmd"},
 		tests:     true,
@@ -77,24 +77,46 @@ var rules = []rule{
 		tests:     true,
 	},
 	{
-		text:      "internal/testkit/workload (the load tool's and the tests' traffic) imports no server/, store/, clients/ or cmd/",
-		from:      []string{"internal/testkit/workload"},
+		text:      "internal/workload (the load tool's and the tests' traffic) imports no server/, store/, clients/ or cmd/",
+		from:      []string{"internal/workload"},
 		forbidden: []string{"server", "store", "clients", "cmd"},
 		tests:     true,
 	},
 	{
-		// Test kits are for tests: the production importers are the load tool, whose payload is
-		// the workload kit, and its fleet run, which drives the e2e control plane (kubetest).
-		text:      "only tests and test kits import the test kits (internal/testkit/, server/servertest, store/storetest); clients/bench may import internal/testkit/workload, cmd/hpa-bench/fleet internal/testkit/kubetest",
+		text:      "internal/controlplane (a local Kubernetes control plane) and internal/certgen import no server/, store/, clients/ or cmd/",
+		from:      []string{"internal/controlplane", "internal/certgen"},
+		forbidden: []string{"server", "store", "clients", "cmd"},
+		tests:     true,
+	},
+	{
+		// The harnesses the load tool shares with the tests: its payload (internal/workload) and
+		// the control plane of its fleet run (internal/controlplane, which makes its
+		// certificates with internal/certgen). No service or client runs on them.
+		text:      "only tests, the load tool (cmd/hpa-bench/) and internal/controlplane import internal/workload, internal/controlplane and internal/certgen",
 		from:      []string{"."},
-		forbidden: []string{"internal/testkit", "server/servertest", "store/storetest"},
+		forbidden: []string{"internal/workload", "internal/controlplane", "internal/certgen"},
 		allowed: map[string][]string{
-			"internal/testkit":    {module + "/internal/testkit"},
-			"server/servertest":   {module + "/internal/testkit"},
-			"store/storetest":     {module + "/internal/testkit"},
-			"clients/bench":       {module + "/internal/testkit/workload"},
-			"cmd/hpa-bench/fleet": {module + "/internal/testkit/kubetest"},
+			"cmd/hpa-bench":         {module + "/internal/workload", module + "/internal/controlplane"},
+			"internal/controlplane": {module + "/internal/certgen"},
 		},
+	},
+	{
+		// Test kits are for tests.
+		text:      "only tests and test kits import the test kits (server/servertest, store/storetest)",
+		from:      []string{"."},
+		forbidden: []string{"server/servertest", "store/storetest"},
+		allowed: map[string][]string{
+			"server/servertest": {module + "/store/storetest"},
+			"store/storetest":   {module + "/server/servertest"},
+		},
+	},
+	{
+		// internal/testkit is gone (its kits became internal/workload, internal/controlplane and
+		// internal/certgen); a test-only kit put there again stays out of production code.
+		text:      "no production package imports internal/testkit/",
+		from:      []string{"."},
+		forbidden: []string{"internal/testkit"},
+		allowed:   map[string][]string{"internal/testkit": {module + "/internal/testkit"}},
 	},
 }
 
@@ -127,22 +149,30 @@ func TestRulesCatchForbiddenImports(t *testing.T) {
 	m := func(p string) string { return module + "/" + p }
 	pkgs := []pkg{
 		{ImportPath: m("recommender"), XTestImports: []string{m("store/memstore")}},
-		{ImportPath: m("server"), XTestImports: []string{m("clients/bench"), m("server/servertest")}},
-		{ImportPath: m("server/servertest"), Imports: []string{m("internal/testkit/testcerts")}},
+		{ImportPath: m("server"), XTestImports: []string{m("cmd/hpa-bench/internal/bench"), m("server/servertest"), m("internal/workload")}},
+		{ImportPath: m("server/servertest"), Imports: []string{m("internal/certgen")}},
 		{ImportPath: m("store/etcdstore"), Imports: []string{"google.golang.org/grpc/status", "google.golang.org/grpc"}},
-		{ImportPath: m("clients/scaler"), Imports: []string{m("store/memstore")}, TestImports: []string{m("server")}},
-		{ImportPath: m("clients/bench"), Imports: []string{m("internal/testkit/workload"), m("internal/testkit/testcerts")}},
+		{ImportPath: m("clients/scaler"), Imports: []string{m("store/memstore")}, TestImports: []string{m("server"), m("internal/controlplane")}},
+		{ImportPath: m("cmd/hpa-bench/internal/bench"), Imports: []string{m("internal/workload"), m("internal/certgen")}},
+		{ImportPath: m("cmd/hpa-bench/internal/fleet"), Imports: []string{m("internal/controlplane"), m("internal/testkit/kit")}},
+		{ImportPath: m("internal/controlplane"), Imports: []string{m("internal/certgen"), m("clients/goclient")}},
+		{ImportPath: m("internal/testkit/kit"), Imports: []string{m("internal/testkit/other")}},
 		{ImportPath: m("deploy"), TestImports: []string{m("cmd/hpa-scaler")}},
-		{ImportPath: m("cmd/hpactl"), Imports: []string{m("cmd/hpa-scaler")}},
+		{ImportPath: m("cmd/hpactl"), Imports: []string{m("cmd/hpa-scaler"), m("server/servertest")}},
 	}
 	got := violations(pkgs)
 	want := []string{
 		m("recommender") + "_test imports forbidden " + m("store/memstore"),
-		m("server") + "_test imports forbidden " + m("clients/bench"),
+		m("server") + "_test imports forbidden " + m("cmd/hpa-bench/internal/bench") + " (rule: server/",
+		m("server") + "_test imports forbidden " + m("cmd/hpa-bench/internal/bench") + " (rule: nothing outside cmd/",
+		m("server/servertest") + " imports forbidden " + m("internal/certgen"),
 		m("store/etcdstore") + " imports forbidden google.golang.org/grpc ",
 		m("clients/scaler") + " imports forbidden " + m("store/memstore"),
-		m("clients/bench") + " imports forbidden " + m("internal/testkit/testcerts"),
+		m("cmd/hpa-bench/internal/bench") + " imports forbidden " + m("internal/certgen"),
+		m("cmd/hpa-bench/internal/fleet") + " imports forbidden " + m("internal/testkit/kit"),
+		m("internal/controlplane") + " imports forbidden " + m("clients/goclient"),
 		m("deploy") + " [test] imports forbidden " + m("cmd/hpa-scaler"),
+		m("cmd/hpactl") + " imports forbidden " + m("server/servertest"),
 	}
 	for _, w := range want {
 		if !slices.ContainsFunc(got, func(g string) bool { return strings.HasPrefix(g, w) }) {

@@ -2,5 +2,5 @@
 // child process's output, or a log sink, read while it is being written.
 //
 // It imports the standard library only, nothing of this module. The load tool
-// (clients/bench) and tests use it.
+// (cmd/hpa-bench/internal/bench) and tests use it.
 package syncbuf

@@ -15,7 +15,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"github.com/hpa-recommender/hpa-recommender/clients/bench"
+	"github.com/hpa-recommender/hpa-recommender/cmd/hpa-bench/internal/bench"
 )
 
 func main() {

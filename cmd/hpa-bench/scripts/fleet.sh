@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One hpa-scaler replica keeping a fleet of HorizontalPodAutoscaler objects in one cluster
-# (issue 32): for each size N, cmd/hpa-bench/fleet starts the e2e control plane (kubetest:
+# (issue 32): for each size N, cmd/hpa-bench/fleet starts the e2e control plane (internal/controlplane:
 # etcd, kube-apiserver, kube-controller-manager without its HPA controller, the test metrics
 # adapter), creates N HPAs on Deployments of 2-5 Ready pods (CPU and External metrics), starts
 # the built service (bbolt) and hpa-scaler --source hpa, and measures PERIODS sync periods

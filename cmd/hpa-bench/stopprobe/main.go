@@ -1,8 +1,8 @@
 // Command stopprobe runs hpa-bench's busy disk probe with the syncs paced, their writes sized
 // and the spinning goroutines counted and paced as asked (bench.ProbeStops), and prints its
 // line: how long the machine stood still, every CPU at once, and for how many syncs: what a
-// VM's stops depend on (docs/PERFORMANCE.md, "What bounds the latency"). From the repository
-// root:
+// VM's stops depend on (docs/PERFORMANCE.md, "Noise, and how to read these numbers"). From the
+// repository root:
 //
 //	go run ./cmd/hpa-bench/stopprobe -rate 1000 -size 4096 -d 4s
 //	go run ./cmd/hpa-bench/stopprobe -rate 1000 -duty 0.75 -period 200us -d 4s
@@ -14,7 +14,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/hpa-recommender/hpa-recommender/clients/bench"
+	"github.com/hpa-recommender/hpa-recommender/cmd/hpa-bench/internal/bench"
 )
 
 func main() {

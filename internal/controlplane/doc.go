@@ -1,0 +1,31 @@
+// Package controlplane runs a real Kubernetes control plane on this machine, for end-to-end
+// tests and hpa-bench's fleet benchmark: etcd, kube-apiserver and kube-controller-manager (every
+// controller except horizontalpodautoscaling) as child processes on free loopback ports, with
+// certificates, service-account keys and an admin token generated in Go. No kubelet, scheduler or
+// kube-proxy: pods stay unscheduled, and SetPodStatus / MakeDeploymentReady make them
+// Running and Ready through the status subresource.
+//
+// The binaries come from `make kube-binaries` (built from the Go module proxy in tools/kube-1.MINOR
+// and tools/etcd, cached under $HOME/.cache/hpa-recommender; see FindBinaries). Tests that
+// use this package carry the build tag e2e and run with `make e2e`.
+//
+// MetricsAdapter is a test server for custom.metrics.k8s.io/v1beta2,
+// external.metrics.k8s.io/v1beta1 and metrics.k8s.io/v1beta1 with values the test sets.
+// StartMetricsAdapter registers it with kube-apiserver's aggregation layer: APIService
+// objects pointing at an ExternalName Service for "localhost" with the adapter's port, so
+// clients read metrics through kube-apiserver exactly as in a cluster (the request-header
+// front proxy included).
+//
+//	cp := controlplane.Start(t, controlplane.Options{})
+//	adapter := controlplane.StartMetricsAdapter(t, cp)
+//	cs := cp.Client // admin; cp.Config is its *rest.Config
+//	... create a Deployment, controlplane.MakeDeploymentReady(ctx, cs, ns, name) ...
+//	adapter.SetPodMetric(ns, pod, "requests_per_second", resource.MustParse("10"))
+//
+// Start and StartMetricsAdapter take a testing.TB and stop what they started at its cleanup;
+// StartControlPlane and NewMetricsAdapterFor are the same without one, for a program (the fleet
+// benchmark, cmd/hpa-bench/internal/fleet) that stops them itself.
+//
+// It imports internal/certgen, client-go and the Kubernetes API types; never server, store,
+// clients or cmd. Its importers are e2e tests and the fleet benchmark.
+package controlplane

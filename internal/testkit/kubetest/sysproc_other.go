@@ -1,7 +1,0 @@
-//go:build !linux
-
-package kubetest
-
-import "syscall"
-
-func sysProcAttr() *syscall.SysProcAttr { return nil }
