@@ -27,18 +27,15 @@ type Options struct {
 	// NoSync skips fsync on commit: faster, and loses recent writes on a machine crash. For
 	// tests and throwaway data only.
 	NoSync bool
-	// MaxBatchSize and MaxBatchDelay are bbolt's DB.MaxBatchSize and DB.MaxBatchDelay: a batch
-	// of writes commits once it holds MaxBatchSize writes or MaxBatchDelay after its first
-	// one, whichever comes first. Zero means the default (see the package doc).
-	MaxBatchSize  int
-	MaxBatchDelay time.Duration
+	// MaxBatchSize is the most writes one transaction commits (commit.go); 1 commits each
+	// write alone. Zero means DefaultMaxBatchSize.
+	MaxBatchSize int
 }
 
 // Defaults for Options; the package doc says why.
 const (
 	DefaultTimeout       = time.Second
-	DefaultMaxBatchSize  = 64
-	DefaultMaxBatchDelay = time.Millisecond
+	DefaultMaxBatchSize = 256
 )
 
 // deleteChunk bounds how many targets one DeleteUnseenSince transaction removes.
@@ -46,8 +43,9 @@ const deleteChunk = 1000
 
 // Store is a store.Store on one bbolt file.
 type Store struct {
-	db   *bolt.DB
-	path string
+	db      *bolt.DB
+	path    string
+	commits *committer // every Update and Delete
 	// failed is the storage failure of the last write (nil once one commits): Ping reports
 	// it until a write, or Ping's own probe, commits again.
 	failed atomic.Pointer[error]
@@ -74,9 +72,6 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.MaxBatchSize <= 0 {
 		opts.MaxBatchSize = DefaultMaxBatchSize
 	}
-	if opts.MaxBatchDelay <= 0 {
-		opts.MaxBatchDelay = DefaultMaxBatchDelay
-	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return nil, fmt.Errorf("open bolt store: %w", err)
 	}
@@ -94,12 +89,11 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open bolt store %s: %w", path, translate(err, path))
 	}
-	db.MaxBatchSize, db.MaxBatchDelay = opts.MaxBatchSize, opts.MaxBatchDelay
 	if err := migrate(db, path); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open bolt store %s: %w", path, translate(err, path))
 	}
-	s := &Store{db: db, path: path}
+	s := &Store{db: db, path: path, commits: newCommitter(db, opts.MaxBatchSize)}
 	s.openTxID = s.txID()
 	return s, nil
 }
@@ -178,9 +172,9 @@ func (s *Store) Get(ctx context.Context, key store.Key) (*store.Target, error) {
 	return t, nil
 }
 
-// Update implements store.Store: one read-modify-write in a bbolt write transaction, through
-// DB.Batch. fn runs inside the transaction, which other targets' writes share; a batch that
-// fails is retried by bbolt, each write on its own, so fn may run more than once. The revision
+// Update implements store.Store: one read-modify-write in a bbolt write transaction, which
+// other targets' writes share (commit.go). fn runs inside the transaction; a transaction that
+// fails is retried with each write on its own, so fn may run more than once. The revision
 // is the targets bucket's next sequence, taken in the same transaction.
 func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) (*store.Target, error) {
 	if err := codec.CheckKey(key); err != nil {
@@ -197,7 +191,7 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 		fnErr   error
 	)
 	region := trace.StartRegion(ctx, CommitRegion)
-	err := s.db.Batch(func(tx *bolt.Tx) error {
+	err := s.commits.write(func(tx *bolt.Tx) error {
 		stored, written, fnErr = nil, false, nil
 		b := tx.Bucket(bucketTargets)
 		v := b.Get(k)
@@ -250,8 +244,8 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 	return decode(key, stored)
 }
 
-// CommitRegion names the runtime/trace region of an Update's write, from joining a batch to
-// its commit (waiting for the batch to fill or its delay, the transaction, the syncs).
+// CommitRegion names the runtime/trace region of an Update's write, from handing it to the
+// committer to its commit (waiting for the commit before it, the transaction, the syncs).
 const CommitRegion = "boltstore: commit"
 
 // Delete implements store.Store.
@@ -264,7 +258,7 @@ func (s *Store) Delete(ctx context.Context, key store.Key) error {
 	}
 	k := codec.EncodeKey(key)
 	found := false
-	err := s.db.Batch(func(tx *bolt.Tx) error {
+	err := s.commits.write(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketTargets)
 		found = b.Get(k) != nil
 		if !found {
@@ -456,6 +450,7 @@ func (s *Store) Check() error {
 // Close implements store.Store; bbolt waits for the transactions in flight. Calling it again
 // does nothing.
 func (s *Store) Close() error {
+	s.commits.close()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close bolt store %s: %w", s.path, err)
 	}
