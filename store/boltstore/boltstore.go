@@ -34,7 +34,7 @@ type Options struct {
 
 // Defaults for Options; the package doc says why.
 const (
-	DefaultTimeout       = time.Second
+	DefaultTimeout      = time.Second
 	DefaultMaxBatchSize = 256
 )
 
