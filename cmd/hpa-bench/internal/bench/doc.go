@@ -11,9 +11,8 @@
 // 20-ish pods, a CPU utilization and an External metric, a behavior) is
 // internal/workload's, which the server's tests send too. The hot loop sends each target's
 // request as proto.Marshal encodes it, the part its calls share encoded once and each call's
-// Metrics after it (requests.go says why): the generator shares the machine with the server it measures, and
-// every microsecond it spends per call is
-// taken from the server. It imports the generated API, internal/workload, internal/syncbuf and
+// Metrics after it (requests.go says why): the generator shares the machine with the server
+// it measures, and every microsecond it spends per call is taken from the server. It imports the generated API, internal/workload, internal/syncbuf and
 // bbolt (for ProbeBolt) only; it never imports the server or a store. It lives under
 // cmd/hpa-bench (Go's internal rule): only the load tool's commands import it.
 package bench
