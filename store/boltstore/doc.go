@@ -30,7 +30,8 @@
 // halve what 64 writers get. A deployment whose disk syncs in ~0.1 ms may shorten the delay.
 //
 // A write that fails for lack of space (ENOSPC, EDQUOT) returns a *store.NoSpaceError naming
-// the file; what was committed before stays, and Ping fails until a write commits again.
+// the file; what was committed before stays, and Ping fails until its own probe, a write of
+// several batches' size, commits again.
 //
 // It imports store, its codec and go.etcd.io/bbolt; never server, proto or gRPC.
 package boltstore
