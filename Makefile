@@ -90,7 +90,7 @@ fuzz: ## Run every fuzz target FUZZTIME times each (default 20000x; CI runs this
 	$(GO) test -run '^$$' -fuzz '^FuzzValidateSpec$$' -fuzztime $(FUZZTIME) ./recommender
 	$(GO) test -run '^$$' -fuzz '^FuzzSimulationFromProto$$' -fuzztime $(FUZZTIME) ./internal/apiconv
 	$(GO) test -run '^$$' -fuzz '^FuzzKeyEncoding$$' -fuzztime $(FUZZTIME) ./store/internal/codec
-	$(GO) test -run '^$$' -fuzz '^FuzzUnmarshal$$' -fuzztime $(FUZZTIME) ./store/internal/codec
+	$(GO) test -run '^$$' -fuzz '^FuzzUpgradeAndUnmarshal$$' -fuzztime $(FUZZTIME) ./store/internal/codec
 
 .PHONY: bin/hpa-recommender
 bin/hpa-recommender: ## Build the service into bin/

@@ -628,13 +628,13 @@ func TestNormalization(t *testing.T) {
 		{
 			// Upstream: horizontal_test.go TestCalculateScaleUpLimitWithScalingRules, "percent policy
 			// overflow saturates to MaxInt32" (kubernetes#141397).
-			name: "R-POL R-INT a Percent scale-up limit past MaxInt32 saturates",
+			name:    "R-POL R-INT a Percent scale-up limit past MaxInt32 saturates",
 			spec:    withBehavior(testSpec(1, math.MaxInt32, wantMetric()), rules(-1, "", percentPolicy(math.MaxInt32, 60)), nil),
 			current: 100, metrics: obs(series(math.MaxInt64)), want: math.MaxInt32,
 		},
 		{
 			// Upstream wraps here (int32 sum): 2147483600 + 100 would be negative, a scale-down.
-			name: "R-POL R-INT a Pods scale-up limit past MaxInt32 saturates (upstream wraps)",
+			name:    "R-POL R-INT a Pods scale-up limit past MaxInt32 saturates (upstream wraps)",
 			spec:    withBehavior(testSpec(1, math.MaxInt32, wantMetric()), rules(-1, "", podsPolicy(100, 60)), nil),
 			current: math.MaxInt32 - 47, metrics: obs(series(math.MaxInt64)), want: math.MaxInt32,
 		},

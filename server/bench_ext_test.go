@@ -151,8 +151,8 @@ func benchRecommendWire(b *testing.B, srv *server.Server, reqs []*pb.RecommendRe
 // cpuClock is the process's CPU time (user and system) at the start of a benchmark's timed
 // loop. The benchmarks run 64 callers on 2 cores, and each call waits for a durable commit:
 // ns/op is the wall time per call at that concurrency, bounded by the disk's syncs as much as
-// by the CPU, while cpu-ns/op is what a call costs the machine, the commits', checkpoints'
-// and collector's shares included: the figure to compare builds by.
+// by the CPU, while cpu-ns/op is what a call costs the machine, the commits' and the
+// collector's shares included: the figure to compare builds by.
 type cpuClock time.Duration
 
 func startCPU() cpuClock { return cpuClock(processCPU()) }

@@ -131,16 +131,16 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.Pprof, "pprof", c.Pprof, "also serve /debug/pprof/ on --metrics-listen")
 	fs.StringVar(&c.Store, "store", c.Store, "store backend: bolt, memory or etcd")
 	fs.StringVar(&c.BoltPath, "bolt-path", c.BoltPath, "bbolt database file (a write-ahead log an older release left beside it, <file>.wal, is replayed into it once and removed)")
-	c.retireFlag(fs, "bolt-cached-targets", parseInt, "the bbolt store keeps no cache of decoded records")
-	c.retireFlag(fs, "bolt-log-targets", parseInt, "the bbolt store keeps no write-ahead log")
-	c.retireFlag(fs, "cached-specs", parseInt, "the server keeps no cache of converted specs")
+	c.retireFlag(fs, "bolt-cached-targets", "int", parseInt, "the bbolt store keeps no cache of decoded records")
+	c.retireFlag(fs, "bolt-log-targets", "int", parseInt, "the bbolt store keeps no write-ahead log")
+	c.retireFlag(fs, "cached-specs", "int", parseInt, "the server keeps no cache of converted specs")
 	fs.Var(listFlag{&c.EtcdEndpoints}, "etcd-endpoints", "etcd endpoints, a comma-separated `list`")
 	fs.StringVar(&c.EtcdPrefix, "etcd-prefix", c.EtcdPrefix, "key prefix in etcd")
 	fs.StringVar(&c.EtcdCA, "etcd-ca", c.EtcdCA, "CA bundle that verifies etcd's certificate (PEM; enables TLS to etcd; default roots: the system's)")
 	fs.StringVar(&c.EtcdCert, "etcd-cert", c.EtcdCert, "client certificate for etcd (PEM; enables TLS to etcd)")
 	fs.StringVar(&c.EtcdKey, "etcd-key", c.EtcdKey, "client private key for etcd (PEM)")
 	fs.DurationVar(&c.EtcdCompactionInterval, "etcd-compaction-interval", c.EtcdCompactionInterval, "how often to compact etcd's history, keeping one interval of it; compaction is cluster-wide (0: never, for an etcd that compacts itself with --auto-compaction-retention; without any, etcd fills its space quota and refuses writes)")
-	c.retireFlag(fs, "etcd-cached-targets", parseInt, "the etcd store keeps no cache of records")
+	c.retireFlag(fs, "etcd-cached-targets", "int", parseInt, "the etcd store keeps no cache of records")
 	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "TLS certificate file (PEM)")
 	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "TLS private key file (PEM)")
 	fs.StringVar(&c.ClientCA, "client-ca", c.ClientCA, "CA bundle for client certificates (enables mTLS)")
@@ -191,11 +191,13 @@ func (v retiredValue) Set(s string) error {
 }
 
 // retireFlag registers name, a flag that only tuned something since removed: for one release
-// it is still accepted (parse checks its value as before; the value is then ignored), and a
-// server started with it warns, naming it, so that its change of meaning is not silent.
-func (c *Config) retireFlag(fs *flag.FlagSet, name string, parse func(string) error, why string) {
+// it is still accepted (parse checks its value, of type typ, as before; the value is then
+// ignored), and a server started with it warns, naming it, so that its change of meaning is
+// not silent.
+func (c *Config) retireFlag(fs *flag.FlagSet, name, typ string, parse func(string) error, why string) {
 	fs.Var(retiredValue{flag: RetiredFlag{Name: name, Why: why}, parse: parse, set: &c.Retired}, name,
-		"retired: accepted and ignored until the next release ("+why+")")
+		// The backquoted word is the value's type in --help (flag.UnquoteUsage), as fs.Int's.
+		"retired (`"+typ+"`): accepted and ignored until the next release ("+why+")")
 }
 
 // parseInt is the check of a retired int flag's value.

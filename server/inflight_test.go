@@ -19,7 +19,7 @@ import (
 
 // holdingStore is a real bbolt store whose updates wait until release is closed, each first
 // saying so on entered: it keeps Recommend calls in flight for as long as a test needs.
-// Embedding the interface hides the bbolt store's Apply, so every write comes through Update.
+// Every other method is the bbolt store's, through the embedded interface.
 type holdingStore struct {
 	store.Store
 	entered chan string

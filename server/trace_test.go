@@ -13,8 +13,8 @@ import (
 )
 
 // TestTraceRegions: in an execution trace, each call is a region named by its full method and
-// the bbolt store's group commit a region of its own, which go tool trace's regions page
-// groups. (The trace's string table holds the names as they are.)
+// each write's wait for the bbolt store's commit (DB.Batch) a region of its own
+// (boltstore.CommitRegion), which go tool trace's regions page groups. (The trace's string table holds the names as they are.)
 func TestTraceRegions(t *testing.T) {
 	st, err := boltstore.Open(filepath.Join(t.TempDir(), "x.db"), boltstore.Options{})
 	if err != nil {

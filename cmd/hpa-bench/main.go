@@ -56,16 +56,11 @@ const (
 	baselineGenerator = "generator"
 )
 
-// serverGCPercent is hpa-recommender's collector setting (its defaultGCPercent), which a
-// --serve-noop server takes too, so that it differs from the service only in its handler.
-const serverGCPercent = 400
-
 // serveNoop serves the no-op baseline on addr, as a process of its own, until ctx ends. It
-// writes the address it listens on to stdout first.
+// writes the address it listens on to stdout first. Its collector keeps Go's pacing (GOGC,
+// GOMEMLIMIT), as hpa-recommender's does, so that it differs from the service only in its
+// handler.
 func serveNoop(ctx context.Context, addr string, stdout io.Writer) error {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(serverGCPercent)
-	}
 	s, err := bench.ListenNoop(addr)
 	if err != nil {
 		return fmt.Errorf("--serve-noop: %w", err)
@@ -86,7 +81,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	jsonOut := fs.String("json-out", "", "also write the full report as JSON to this file")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
 	cpuProfile := fs.String("cpuprofile", "", "write the load generator's own CPU profile to this file")
-	noopAddr := fs.String("serve-noop", "", "instead of loading anything, serve the no-op baseline on this address (host:port) as a process of its own, at hpa-recommender's GOGC, until interrupted; load it with --addr and --server-pid")
+	noopAddr := fs.String("serve-noop", "", "instead of loading anything, serve the no-op baseline on this address (host:port) as a process of its own, with Go's collector pacing as hpa-recommender has, until interrupted; load it with --addr and --server-pid")
 	boltProbe := bench.DefaultBoltProbe()
 	fs.DurationVar(&boltProbe.Duration, "bolt-probe", 0, "instead of loading anything, measure the ceiling of a bare bbolt file on this disk for this long (e.g. 10s): --bolt-probe-writers goroutines each read-modify-write a random record of --bolt-probe-size bytes in DB.Batch, fsync on, MaxBatchSize the writers; prints writes/s and latency (0: off)")
 	boltProbe.RegisterFlags(fs)

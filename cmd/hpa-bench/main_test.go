@@ -221,9 +221,9 @@ func TestCollectorPacing(t *testing.T) {
 	}
 }
 
-// TestServeNoop: --serve-noop serves the baseline as a process of its own would, at
-// hpa-recommender's collector setting, until its context ends; the tool loads it like any
-// service, without errors.
+// TestServeNoop: --serve-noop serves the baseline as a process of its own would, leaving Go's
+// collector pacing alone as hpa-recommender does (no fixed heap as the generator's), until its
+// context ends; the tool loads it like any service, without errors.
 func TestServeNoop(t *testing.T) {
 	t.Setenv("GOGC", "")
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
@@ -240,8 +240,11 @@ func TestServeNoop(t *testing.T) {
 	if !ok {
 		t.Fatalf("first line %q, want the address", line)
 	}
-	if got := debug.SetGCPercent(100); got != serverGCPercent {
-		t.Errorf("collector percentage %d while serving, want %d", got, serverGCPercent)
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("collector percentage %d while serving, want Go's default 100", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("memory limit %d while serving, want none", got)
 	}
 	out := filepath.Join(t.TempDir(), "r.json")
 	if err := run(t.Context(), []string{"--addr", addr, "--targets", "10", "--concurrency", "2", "--duration", "200ms",

@@ -43,8 +43,7 @@ func newLedger() *ledger {
 }
 
 // TestCrashLoop kills the real binary with SIGKILL at random moments while 8 callers load it
-// with Recommend and ReportScale, CRASHTEST_ITERATIONS times (default 20; every other one with a
-// log of 8 targets, so that checkpoints run throughout), and after each kill
+// with Recommend and ReportScale, CRASHTEST_ITERATIONS times (default 20), and after each kill
 // opens the bbolt file the dead process left and checks that: bbolt's consistency check
 // passes; every target has a last decision at least as recent as the last one acknowledged;
 // every acknowledged scale decision is pending or reported; every acknowledged ReportScale is

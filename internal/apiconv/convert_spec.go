@@ -266,7 +266,7 @@ func quantityToProto(q *resource.Quantity) *string {
 }
 
 // canonical formats a copy of q: Quantity.String caches its result in the receiver, which would
-// be a data race on domain values shared between goroutines (a cached spec, a stored decision).
+// be a data race on domain values shared between goroutines.
 func canonical(q resource.Quantity) string { return q.String() }
 
 // cloneNonEmpty copies s; an empty slice is nil.

@@ -46,8 +46,8 @@ type Store struct {
 	db      *bolt.DB
 	path    string
 	commits *committer // every Update and Delete
-	// failed is the storage failure of the last write (nil once one commits): Ping reports
-	// it until a write, or Ping's own probe, commits again.
+	// failed is the storage failure of the last write that failed: Ping reports it until its
+	// own probe commits (a write that commits does not clear it).
 	failed atomic.Pointer[error]
 	// For CommitStats: the file's last transaction id at Open (bbolt gives each committed
 	// write transaction the next id), and the writes committed since.
@@ -128,15 +128,12 @@ func translate(err error, path string) error {
 	return err
 }
 
-// wrote records the outcome of a write transaction for Ping.
+// wrote records the failure of a write transaction for Ping (nothing when err is nil: only
+// Ping's probe clears a failure).
 func (s *Store) wrote(err error) {
-	if err == nil {
-		if s.failed.Load() != nil {
-			s.failed.Store(nil)
-		}
-		return
+	if err != nil {
+		s.failed.Store(&err)
 	}
-	s.failed.Store(&err)
 }
 
 func decode(key store.Key, v []byte) (*store.Target, error) {
@@ -383,9 +380,9 @@ func (s *Store) DeleteUnseenSince(ctx context.Context, cutoff time.Time) (int, e
 }
 
 // Ping implements store.Store: the file answers a read. After a write failed (a full disk),
-// Ping reports that failure until a write commits again, and tries one itself: it commits
-// probeSize bytes under a key of the meta bucket and removes them again, so that health comes
-// back once the disk has that much room, not at the first small write that fits.
+// Ping reports that failure until a write of its own commits: it commits probeSize bytes under
+// a key of the meta bucket and removes them again, so that health comes back once the disk has
+// that much room, not at the first small write that fits into pages a failed one freed.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -401,7 +398,11 @@ func (s *Store) Ping(ctx context.Context) error {
 		if err == nil {
 			err = s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Delete(keyProbe) })
 		}
-		s.wrote(err)
+		if err == nil {
+			s.failed.Store(nil)
+		} else {
+			s.failed.Store(&err)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("ping bolt store: %w", translate(err, s.path))

@@ -21,7 +21,8 @@
 // goroutine and a channel hand-off per write.
 //
 // A write that fails for lack of space (ENOSPC, EDQUOT) returns a *store.NoSpaceError naming
-// the file; what was committed before stays, and Ping fails until a write commits again.
+// the file; what was committed before stays, and Ping fails until its own probe, a write of
+// several batches' size, commits again.
 //
 // It imports store, its codec and go.etcd.io/bbolt; never server, proto or gRPC.
 package boltstore

@@ -41,16 +41,16 @@ run bolt-100k bolt 100000 --concurrency 64 --rate 2000 --duration 5s --warmup 1s
 for n in 1k:1000 10k:10000 100k:100000; do
 	run "bolt-${n%%:*}-steady" bolt "${n#*:}" --load-swing 0 --concurrency 64 --rate 2000 --duration 5s --warmup 1s --repeat 3
 done
-# The payload before 2026-11-25: one spec shared by every target, which the server's spec
-# caches always hold (every other row sends a spec per target, as HPAs do).
+# The payload before 2026-11-25: one spec shared by every target (every other row sends a spec
+# per target, as HPAs do).
 run bolt-10k-sharedspec bolt 10000 --shared-spec --concurrency 64 --rate 2000 --duration 5s --warmup 1s --repeat 3
 run bolt-100k-sharedspec bolt 100000 --shared-spec --concurrency 64 --rate 2000 --duration 5s --warmup 1s --repeat 3
 run mem-1k memory 1000 --concurrency 64 --rate 2000 --duration 5s --warmup 1s --repeat 3
 run mem-10k memory 10000 --concurrency 64 --duration 5s --warmup 1s --repeat 3
 run mem-100k memory 100000 --concurrency 64 --duration 5s --warmup 1s --repeat 1
-# The no-op baseline as a process of its own (the service's GOGC, its own CPU), loaded like the
-# service against the baseline in the generator's process: how much of that baseline's lead is
-# the transport and how much the process. (Every other row's baseline is such a process, which
+# The no-op baseline as a process of its own (Go's collector pacing, as the service's; its own
+# CPU), loaded like the service against the baseline in the generator's process: how much of
+# that baseline's lead is the transport and how much the process. (Every other row's baseline is such a process, which
 # hpa-bench starts itself since 2026-11-27.)
 if [[ -z ${ONLY-} || " $ONLY " == *" noop-process "* ]]; then
 	bin/hpa-bench --serve-noop 127.0.0.1:50092 >"$DATA/noop.log" &

@@ -124,14 +124,12 @@ func summarize(runs []Result) []Row {
 		}
 		if !slices.ContainsFunc(g, func(r Result) bool { return r.Store == nil }) {
 			row.Store = &StoreRun{
-				Writes:               pick(func(r Result) float64 { return r.Store.Writes }),
-				WritesPerSync:        pick(func(r Result) float64 { return r.Store.WritesPerSync }),
-				CommitMean:           dur(func(r Result) time.Duration { return r.Store.CommitMean }),
-				SyncMean:             dur(func(r Result) time.Duration { return r.Store.SyncMean }),
-				CommitBusy:           pick(func(r Result) float64 { return r.Store.CommitBusy }),
-				CheckpointedPerWrite: pick(func(r Result) float64 { return r.Store.CheckpointedPerWrite }),
-				LogTargets:           int64(pick(func(r Result) float64 { return float64(r.Store.LogTargets) })),
-				LogTargetsLimit:      int64(pick(func(r Result) float64 { return float64(r.Store.LogTargetsLimit) })),
+				Writes:          pick(func(r Result) float64 { return r.Store.Writes }),
+				Commits:         pick(func(r Result) float64 { return r.Store.Commits }),
+				WritesPerCommit: pick(func(r Result) float64 { return r.Store.WritesPerCommit }),
+				CommitWrite:     dur(func(r Result) time.Duration { return r.Store.CommitWrite }),
+				WritePerWrite:   dur(func(r Result) time.Duration { return r.Store.WritePerWrite }),
+				WriteBusy:       pick(func(r Result) float64 { return r.Store.WriteBusy }),
 			}
 		}
 		rows = append(rows, row)
@@ -211,9 +209,6 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 		if p.FileBytes > 0 {
 			fmt.Fprintf(w, "; store file %.1f MiB (%.0f B/target)", mib(p.FileBytes), p.FilePerTgt)
-			if p.LogBytes > 0 {
-				fmt.Fprintf(w, ", its log %.1f MiB (what waits to be checkpointed, and segments written ahead)", mib(p.LogBytes))
-			}
 		}
 		fmt.Fprintln(w)
 	}
@@ -250,9 +245,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	for _, row := range r.Summary {
 		if st := row.Store; st != nil {
-			fmt.Fprintf(w, "store during %s %s: %.1f writes per log sync, a commit %s of which the log's write and sync %s, committing %.0f%% of the time, %.2f records checkpointed per write, %d of %d targets waiting in the log at the end\n",
-				row.Server, loadName(row.Mode, row.Concurrency, row.Rate), st.WritesPerSync, ms(st.CommitMean), ms(st.SyncMean), 100*st.CommitBusy,
-				st.CheckpointedPerWrite, st.LogTargets, st.LogTargetsLimit)
+			fmt.Fprintf(w, "store during %s %s: %.1f writes per commit, a commit's write and sync %s, %.0fµs per write, writing %.0f%% of the time\n",
+				row.Server, loadName(row.Mode, row.Concurrency, row.Rate), st.WritesPerCommit, ms(st.CommitWrite), float64(st.WritePerWrite)/1e3, 100*st.WriteBusy)
 		}
 	}
 	for _, row := range r.Summary {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -224,10 +223,6 @@ type Populated struct {
 	RSSPerTarget float64 `json:"rss_per_target_bytes,omitempty"`
 	FileBytes    int64   `json:"file_bytes,omitempty"`
 	FilePerTgt   float64 `json:"file_per_target_bytes,omitempty"`
-	// LogBytes is the size of the bbolt store's write-ahead log (the files in <file>.wal):
-	// the records not yet checkpointed into the file (a fleet that fits waits there whole),
-	// and segments written ahead of need, so not a size per target.
-	LogBytes int64 `json:"log_bytes,omitempty"`
 }
 
 // Report is everything one run of the tool measured.
@@ -559,34 +554,8 @@ func populate(ctx context.Context, cfg Config, reqs *requests, conns pool, pids 
 		}
 		p.FileBytes = fi.Size()
 		p.FilePerTgt = float64(fi.Size()) / float64(p.Targets)
-		if p.LogBytes, err = dirBytes(cfg.StoreFile + ".wal"); err != nil {
-			return nil, fmt.Errorf("store file's log: %w", err)
-		}
 	}
 	return p, nil
-}
-
-// dirBytes is the total size of the regular files in dir (0 when there is no dir).
-func dirBytes(dir string) (int64, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	var n int64
-	for _, e := range entries {
-		if !e.Type().IsRegular() {
-			continue
-		}
-		fi, err := e.Info()
-		if err != nil {
-			return 0, err
-		}
-		n += fi.Size()
-	}
-	return n, nil
 }
 
 // measureWith is measure with hostile callers alongside, when h is not nil. The hostile

@@ -14,20 +14,18 @@ import (
 )
 
 // StoreRun is what the service's store did during one run, from its hpa_recommender_store_*
-// metrics read before and after (Config.ServerMetrics): how many writes shared a log sync,
-// what a commit took and how much of it was the log's write and sync, how busy the commits
-// kept the store (commit time per second between the readings, which span the warm-up too:
-// near 1, the commits bound the throughput), how many records the checkpoints copied per
-// write, and how many targets waited in the log at the end against how many may.
+// metrics read before and after (Config.ServerMetrics; the bbolt store exports them): how
+// many writes shared a commit (bbolt's DB.Batch gathers the writes in flight into one
+// transaction), what writing and syncing a commit's pages took, that time per write (what
+// durability costs a write), and how busy it kept the file (write time per second between the
+// readings, which span the warm-up too: near 1, the disk bounds the throughput).
 type StoreRun struct {
-	Writes               float64       `json:"writes"`
-	WritesPerSync        float64       `json:"writes_per_sync"`
-	CommitMean           time.Duration `json:"commit_mean"`
-	SyncMean             time.Duration `json:"sync_mean"`
-	CommitBusy           float64       `json:"commit_busy"`
-	CheckpointedPerWrite float64       `json:"checkpointed_per_write"`
-	LogTargets           int64         `json:"log_targets"`
-	LogTargetsLimit      int64         `json:"log_targets_limit"`
+	Writes          float64       `json:"writes"`
+	Commits         float64       `json:"commits"`
+	WritesPerCommit float64       `json:"writes_per_commit"`
+	CommitWrite     time.Duration `json:"commit_write_ns"`
+	WritePerWrite   time.Duration `json:"write_per_write_ns"`
+	WriteBusy       float64       `json:"write_busy"`
 }
 
 // readServerMetrics reads the --server-metrics page at url (a Prometheus text page): the
@@ -82,21 +80,17 @@ func storeRun(before, after map[string]float64, wall time.Duration) *StoreRun {
 		return nil
 	}
 	d := func(name string) float64 { return after[name] - before[name] }
-	r := &StoreRun{
-		Writes:          d("commit_writes_total"),
-		LogTargets:      int64(after["log_targets"]),
-		LogTargetsLimit: int64(after["log_targets_limit"]),
-	}
-	if c := d("commits_total"); c > 0 {
-		r.WritesPerSync = r.Writes / c
-		r.CommitMean = time.Duration(d("commit_seconds_total") / c * 1e9)
-		r.SyncMean = time.Duration(d("log_sync_seconds_total") / c * 1e9)
-	}
-	if wall > 0 {
-		r.CommitBusy = d("commit_seconds_total") / wall.Seconds()
+	seconds := d("write_seconds_total")
+	r := &StoreRun{Writes: d("commit_writes_total"), Commits: d("commits_total")}
+	if r.Commits > 0 {
+		r.WritesPerCommit = r.Writes / r.Commits
+		r.CommitWrite = time.Duration(seconds / r.Commits * 1e9)
 	}
 	if r.Writes > 0 {
-		r.CheckpointedPerWrite = d("checkpoint_records_total") / r.Writes
+		r.WritePerWrite = time.Duration(seconds / r.Writes * 1e9)
+	}
+	if wall > 0 {
+		r.WriteBusy = seconds / wall.Seconds()
 	}
 	return r
 }

@@ -39,3 +39,25 @@ func TestServerLatencyFromBuckets(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreRunFromCounters: the store's figures are the counters' growth between two readings:
+// writes per commit, a commit's write time, that time per write and its share of the time
+// between the readings; a page without the store's counters (the memory and etcd stores')
+// gives none, and a run without a commit gives counts but no ratios.
+func TestStoreRunFromCounters(t *testing.T) {
+	before := map[string]float64{"commits_total": 100, "commit_writes_total": 900, "write_seconds_total": 1.5}
+	after := map[string]float64{"commits_total": 150, "commit_writes_total": 1300, "write_seconds_total": 1.75}
+	got := storeRun(before, after, time.Second)
+	// 50 commits carried 400 writes in 250 ms of writing and syncing, over a second.
+	want := StoreRun{Writes: 400, Commits: 50, WritesPerCommit: 8, CommitWrite: 5 * time.Millisecond,
+		WritePerWrite: 625 * time.Microsecond, WriteBusy: 0.25}
+	if got == nil || *got != want {
+		t.Errorf("storeRun = %+v, want %+v", got, want)
+	}
+	if got := storeRun(map[string]float64{"recommend_le=+Inf": 1}, map[string]float64{"recommend_le=+Inf": 2}, time.Second); got != nil {
+		t.Errorf("a page without the store's counters: %+v, want nil", got)
+	}
+	if got := storeRun(after, after, time.Second); got == nil || *got != (StoreRun{}) {
+		t.Errorf("no commit between the readings: %+v, want zero figures", got)
+	}
+}
