@@ -3,16 +3,12 @@ package server_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -21,45 +17,22 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/hpa-recommender/hpa-recommender/internal/testkit/smalldisk"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/server"
 	"github.com/hpa-recommender/hpa-recommender/server/servertest"
 	"github.com/hpa-recommender/hpa-recommender/store/boltstore"
 )
 
-// storeFullChild marks the process TestStoreDiskFull runs in: a new user and mount namespace,
-// where it may mount a small tmpfs without privileges on the host.
-const storeFullChild = "SERVER_TEST_STORE_FULL_CHILD"
-
 // TestStoreDiskFull: a server whose bbolt file is on a real 1 MiB tmpfs, loaded until the disk
 // is full, answers ResourceExhausted (reason STORE_FULL, a RetryInfo) with a message naming
 // the file and none of the driver's text, health goes NOT_SERVING, and every target whose
 // Recommend succeeded still reads back.
 func TestStoreDiskFull(t *testing.T) {
-	if os.Getenv(storeFullChild) == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestStoreDiskFull$", "-test.v", "-test.count=1")
-		cmd.Env = append(os.Environ(), storeFullChild+"=1")
-		cmd.SysProcAttr = &syscall.SysProcAttr{
-			Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
-			UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
-			GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
-		}
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("the test in a mount namespace of its own: %v\n%s", err, out)
-		}
-		t.Logf("in a mount namespace of its own:\n%s", out)
-		return
+	dir, child := smalldisk.Dir(t, "1m")
+	if !child {
+		return // the child process ran the test
 	}
-
-	dir := t.TempDir()
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		t.Fatalf("make mounts private: %v", err)
-	}
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"); err != nil {
-		t.Fatalf("mount a tmpfs: %v", err)
-	}
-	t.Cleanup(func() { _ = unix.Unmount(dir, 0) })
 	path := filepath.Join(dir, "hpa.db")
 	st, err := boltstore.Open(path, boltstore.Options{})
 	if err != nil {

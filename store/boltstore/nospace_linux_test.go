@@ -4,51 +4,25 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/hpa-recommender/hpa-recommender/internal/testkit/smalldisk"
 	"github.com/hpa-recommender/hpa-recommender/store"
 	"github.com/hpa-recommender/hpa-recommender/store/boltstore"
 	"github.com/hpa-recommender/hpa-recommender/store/storetest"
 )
-
-// fullDiskChild marks the process TestFullDisk runs in: a new user and mount namespace, where
-// it may mount a small tmpfs without privileges on the host.
-const fullDiskChild = "BOLTSTORE_TEST_FULL_DISK_CHILD"
 
 // TestFullDisk fills a real 4 MiB tmpfs with targets until a write fails: the failure is a
 // store.NoSpaceError naming the file (errors.Is ErrNoSpace), Ping fails (even after a small
 // write that still fits), every target whose write was acknowledged reads back, and once space is freed writes and Ping succeed again;
 // after a reopen every acknowledged write is there and the file checks clean.
 func TestFullDisk(t *testing.T) {
-	if os.Getenv(fullDiskChild) == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestFullDisk$", "-test.v", "-test.count=1")
-		cmd.Env = append(os.Environ(), fullDiskChild+"=1")
-		cmd.SysProcAttr = &syscall.SysProcAttr{
-			Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
-			UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
-			GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
-		}
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("the test in a mount namespace of its own: %v\n%s", err, out)
-		}
-		t.Logf("in a mount namespace of its own:\n%s", out)
-		return
+	dir, child := smalldisk.Dir(t, "4m")
+	if !child {
+		return // the child process ran the test
 	}
-
-	dir := t.TempDir()
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		t.Fatalf("make mounts private: %v", err)
-	}
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=4m"); err != nil {
-		t.Fatalf("mount a tmpfs: %v", err)
-	}
-	t.Cleanup(func() { _ = unix.Unmount(dir, 0) })
 	// Room to give back later: more than Ping's probe asks.
 	filler := filepath.Join(dir, "filler")
 	if err := os.WriteFile(filler, make([]byte, 2<<20), 0o600); err != nil {
