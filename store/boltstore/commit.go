@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // committer is the store's one piece of write machinery: a goroutine that commits, in one
@@ -47,7 +48,7 @@ func (c *committer) write(fn func(*bolt.Tx) error) error {
 	case c.calls <- cl:
 		return <-cl.err
 	case <-c.stop:
-		return bolt.ErrDatabaseNotOpen
+		return bolterrors.ErrDatabaseNotOpen
 	}
 }
 
