@@ -85,6 +85,11 @@ func compareShadow(in shadowInputs) (result, why string) {
 		if c.Type == autoscalingv2.ScalingActive && c.Status != corev1.ConditionTrue {
 			return shadowNotComparable, fmt.Sprintf("the in-tree controller's ScalingActive is %s (%s)", c.Status, c.Reason)
 		}
+		// A failed scale update (FailedUpdateScale, e.g. a conflict with the target's own
+		// writes) leaves the status with this sync's metrics but the previous desiredReplicas.
+		if c.Type == autoscalingv2.AbleToScale && c.Status != corev1.ConditionTrue {
+			return shadowNotComparable, fmt.Sprintf("the in-tree controller's AbleToScale is %s (%s): its desiredReplicas may be from an earlier sync", c.Status, c.Reason)
+		}
 	}
 	if why := podsUnsettled(in); why != "" {
 		return shadowNotComparable, why

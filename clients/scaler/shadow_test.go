@@ -145,6 +145,9 @@ func TestCompareShadow(t *testing.T) {
 		{"in-tree metrics failed", func(in *shadowInputs) {
 			in.hpa.Status.Conditions[1].Status, in.hpa.Status.Conditions[1].Reason = corev1.ConditionFalse, "FailedGetResourceMetric"
 		}, shadowNotComparable, "ScalingActive is False"},
+		{"in-tree scale update failed", func(in *shadowInputs) {
+			in.hpa.Status.Conditions[0].Status, in.hpa.Status.Conditions[0].Reason = corev1.ConditionFalse, "FailedUpdateScale"
+		}, shadowNotComparable, "AbleToScale is False (FailedUpdateScale)"},
 		{"service's metrics failed", func(in *shadowInputs) {
 			in.resp = resp(2, 100, "500m")
 			in.resp.Explanation.WinningMetric = -1
