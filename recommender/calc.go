@@ -112,6 +112,7 @@ type metricFacts struct {
 	missing     int
 	unready     int
 	missingFill string
+	unreadyFill string
 	ratio2      float64
 }
 
@@ -466,7 +467,7 @@ func (c *calcContext) podAverage(samples *sampleMap, g podGroups, ratio func(*sa
 		}
 		return ceilToInt32(r * float64(g.ready)), r, nil
 	}
-	f.recounted = true
+	f.recounted, f.unreadyFill = true, missingUp
 	if len(g.missing) > 0 {
 		switch {
 		case r < 1.0:
@@ -593,7 +594,7 @@ func (c *calcContext) resourceMetric(res, container string, target MetricTarget,
 			}
 			return r, err
 		}, func(name string) int64 { return requests[name] * int64(max(100, tu)) / 100 },
-			"0% of its request", fmt.Sprintf("%d%% of its request", max(100, tu)), &out.facts)
+			"0% of request", fmt.Sprintf("%d%% of request", max(100, tu)), &out.facts)
 		if err != nil {
 			fail(err)
 			return

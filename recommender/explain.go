@@ -87,12 +87,12 @@ func explainRules(b *strings.Builder, f *metricFacts, ratio float64, proposal, c
 		}
 		var parts []string
 		if f.missing > 0 {
-			parts = append(parts, plural(f.missing, "pod without a sample", "pods without a sample")+" counted at "+f.missingFill)
+			parts = append(parts, plural(f.missing, "pod without a sample", "pods without a sample")+" at "+f.missingFill)
 		}
 		if f.unready > 0 {
-			parts = append(parts, plural(f.unready, "unready pod", "unready pods")+" counted at 0")
+			parts = append(parts, plural(f.unready, "unready pod", "unready pods")+" at "+f.unreadyFill)
 		}
-		fmt.Fprintf(b, " (ratio %.3f); for a %s, %s gives ratio %.3f", ratio, dir, strings.Join(parts, " and "), f.ratio2)
+		fmt.Fprintf(b, " (ratio %.3f); for a %s, re-counting %s gives ratio %.3f", ratio, dir, strings.Join(parts, " and "), f.ratio2)
 		switch f.outcome {
 		case factWithin:
 			fmt.Fprintf(b, ", within %s, so it proposes no change", f.tol)
@@ -110,7 +110,7 @@ func explainRules(b *strings.Builder, f *metricFacts, ratio float64, proposal, c
 	case factWithin:
 		fmt.Fprintf(b, ", ratio %.3f within %s,", ratio, f.tol)
 	case factNoTolerance:
-		b.WriteString(" (no tolerance applies at 0 replicas)")
+		b.WriteString(", with no tolerance at 0 replicas,")
 	}
 	proposes()
 }
