@@ -499,7 +499,7 @@ func TestSimulateTable(t *testing.T) {
 	}
 }
 
-// TestSimulateExplainsHeldStep: at 2m45s of the README's trace a new pod has no sample yet;
+// TestSimulateExplainsHeldStep: at 2m45s of testdata/load.csv a new pod has no sample yet;
 // counted at 0 for a scale-up the usage is 66 % of 60 %, inside the tolerance band, so the count
 // stays. The sentence names the missing pod and the tolerance, not just "100% of 60%".
 func TestSimulateExplainsHeldStep(t *testing.T) {
