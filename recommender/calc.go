@@ -114,6 +114,7 @@ type metricFacts struct {
 	missingFill string
 	unreadyFill string
 	ratio2      float64
+	count       int32 // the re-counted proposal R-CALC-5 dropped (factCountFlip)
 }
 
 var errNoPods = errors.New("no pods returned by selector while calculating replica count")
@@ -504,7 +505,7 @@ func (c *calcContext) podAverage(samples *sampleMap, g podGroups, ratio func(*sa
 	}
 	n := ceilToInt32(r2 * float64(samples.len()))
 	if (r2 < 1.0 && n > c.specReplicas) || (r2 > 1.0 && n < c.specReplicas) {
-		f.outcome = factCountFlip
+		f.outcome, f.count = factCountFlip, n
 		return c.specReplicas, r, nil
 	}
 	return n, r, nil

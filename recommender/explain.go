@@ -99,7 +99,11 @@ func explainRules(b *strings.Builder, f *metricFacts, ratio float64, proposal, c
 		case factReversed:
 			b.WriteString(", which reverses the direction, so the proposal is dropped (no change)")
 		case factCountFlip:
-			fmt.Fprintf(b, ", whose count would move against the %s, so the proposal is dropped (no change)", dir)
+			rel := "fewer"
+			if ratio < 1 {
+				rel = "more"
+			}
+			fmt.Fprintf(b, ", or %d replicas: %s than the current %d for a %s, so the proposal is dropped (no change)", f.count, rel, cur, dir)
 		default:
 			b.WriteString(", and")
 			proposes()

@@ -54,6 +54,11 @@ func TestRuleSentences(t *testing.T) {
 			want: "no change at 3: cpu utilization 70% of 60% target (ratio 1.167); for a scale-up, re-counting 1 pod without a sample at 0% of request gives ratio 0.767, which reverses the direction, so the proposal is dropped (no change)",
 		},
 		{
+			name: "R-CALC-5 the re-counted count moves against the direction: the proposal is dropped",
+			spec: testSpec(1, 20, cpuUtil(50)), cur: 5, pods: pods(1000, 1000, 1000), obs: obs(samples(1000, 1000)), st: seededEmpty(),
+			want: "no change at 5: cpu utilization 100% of 50% target (ratio 2.000); for a scale-up, re-counting 1 pod without a sample at 0% of request gives ratio 1.320, or 4 replicas: fewer than the current 5 for a scale-up, so the proposal is dropped (no change)",
+		},
+		{
 			name: "R-MULTI a failed metric blocks a scale-down",
 			spec: testSpec(1, 20, cpuUtil(50), wantMetric()), cur: 5, pods: pods(1000, 1000), obs: obs(failed("metrics server down"), wantObs(2)), st: seededEmpty(),
 			want: "no change at 5: a metric failed and the others propose a scale-down, which needs every metric (cpu resource: failed to get cpu utilization: unable to get metrics for resource cpu: metrics server down)",
