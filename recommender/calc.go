@@ -86,8 +86,35 @@ type metricResult struct {
 	display  string // the explanation's name, where upstream's reads badly (empty: name)
 	status   MetricStatus
 	explain  MetricExplanation
+	facts    metricFacts
 	reason   string // the ScalingActive reason when err is set
 	err      error
+}
+
+// Outcomes of a metric's tolerance and re-count rules, for the explanation's sentence.
+const (
+	factProposed    = iota // the ratio moved the count (no rule held it)
+	factWithin             // R-TOL-1: the ratio is inside the tolerance band
+	factReversed           // R-CALC-5: the re-count reversed the ratio's direction
+	factCountFlip          // R-CALC-5: the re-counted count moved against the direction
+	factNoTolerance        // R-TOL-5: at zero replicas a Value target applies no tolerance
+)
+
+// metricFacts is what one metric's rules did, beyond its MetricExplanation, so the sentence can
+// name them: the tolerance band, and the missing and unready pods re-counted (R-CALC-4/5). It is
+// internal: the public Explanation keeps its fields and the proto its shape.
+type metricFacts struct {
+	tol     tolerances
+	outcome int
+	// recounted is set when R-CALC-4 filled pods in; missing and unready are the pods filled,
+	// missingFill says at what value the missing ones were counted, ratio2 is the ratio after.
+	recounted   bool
+	missing     int
+	unready     int
+	missingFill string
+	unreadyFill string
+	ratio2      float64
+	count       int32 // the re-counted proposal R-CALC-5 dropped (factCountFlip)
 }
 
 var errNoPods = errors.New("no pods returned by selector while calculating replica count")
@@ -425,7 +452,10 @@ func (w *wideSum) quo(n int64) int64 {
 // podAverage is the shared procedure of R-CALC for Resource, ContainerResource and Pods.
 // ratio computes the usage ratio over the working map; fill is the scale-down value of a
 // missing pod. It returns the proposal, the first-pass ratio and the pod groups.
-func (c *calcContext) podAverage(samples *sampleMap, g podGroups, ratio func(*sampleMap) (float64, error), fill func(name string) int64) (int32, float64, error) {
+// missingUp and missingDown say at what value the missing pods count (R-CALC-4), for the
+// explanation. f records which rules held or moved the count.
+func (c *calcContext) podAverage(samples *sampleMap, g podGroups, ratio func(*sampleMap) (float64, error), fill func(name string) int64, missingUp, missingDown string, f *metricFacts) (int32, float64, error) {
+	f.tol = c.tol
 	r, err := ratio(samples)
 	if err != nil {
 		return 0, 0, err
@@ -433,24 +463,29 @@ func (c *calcContext) podAverage(samples *sampleMap, g podGroups, ratio func(*sa
 	scaleUpWithUnready := len(g.unready) > 0 && r > 1.0
 	if !scaleUpWithUnready && len(g.missing) == 0 {
 		if c.tol.within(r) {
+			f.outcome = factWithin
 			return c.specReplicas, r, nil
 		}
 		return ceilToInt32(r * float64(g.ready)), r, nil
 	}
+	f.recounted, f.unreadyFill = true, missingUp
 	if len(g.missing) > 0 {
 		switch {
 		case r < 1.0:
+			f.missing, f.missingFill = len(g.missing), missingDown
 			for _, i := range g.missing {
 				name := c.pods[i].Name
 				samples.set(name, fill(name))
 			}
 		case r > 1.0:
+			f.missing, f.missingFill = len(g.missing), missingUp
 			for _, i := range g.missing {
 				samples.set(c.pods[i].Name, 0)
 			}
 		}
 	}
 	if scaleUpWithUnready {
+		f.unready = len(g.unready)
 		for _, i := range g.unready {
 			samples.set(c.pods[i].Name, 0)
 		}
@@ -459,11 +494,18 @@ func (c *calcContext) podAverage(samples *sampleMap, g podGroups, ratio func(*sa
 	if err != nil {
 		return 0, r, err
 	}
-	if c.tol.within(r2) || (r < 1.0 && r2 > 1.0) || (r > 1.0 && r2 < 1.0) {
+	f.ratio2 = r2
+	switch {
+	case c.tol.within(r2):
+		f.outcome = factWithin
+		return c.specReplicas, r, nil
+	case (r < 1.0 && r2 > 1.0) || (r > 1.0 && r2 < 1.0):
+		f.outcome = factReversed
 		return c.specReplicas, r, nil
 	}
 	n := ceilToInt32(r2 * float64(samples.len()))
 	if (r2 < 1.0 && n > c.specReplicas) || (r2 > 1.0 && n < c.specReplicas) {
+		f.outcome, f.count = factCountFlip, n
 		return c.specReplicas, r, nil
 	}
 	return n, r, nil
@@ -472,7 +514,7 @@ func (c *calcContext) podAverage(samples *sampleMap, g podGroups, ratio func(*sa
 // plainAverage is R-PLAIN: the pod-average procedure on the mean of the samples against an
 // average-value target (milli-units); a missing pod is filled with the target on scale-down.
 // It also returns the first-pass average, which the status reports (R-CALC-6).
-func (c *calcContext) plainAverage(samples *sampleMap, g podGroups, target int64) (int32, float64, int64, error) {
+func (c *calcContext) plainAverage(samples *sampleMap, g podGroups, target int64, f *metricFacts) (int32, float64, int64, error) {
 	first := true
 	var avg int64
 	p, r, err := c.podAverage(samples, g, func(m *sampleMap) (float64, error) {
@@ -481,7 +523,7 @@ func (c *calcContext) plainAverage(samples *sampleMap, g podGroups, target int64
 			avg, first = a, false
 		}
 		return r, nil
-	}, func(string) int64 { return target })
+	}, func(string) int64 { return target }, "0", "the target", f)
 	return p, r, avg, err
 }
 
@@ -524,7 +566,7 @@ func (c *calcContext) resourceMetric(res, container string, target MetricTarget,
 	}
 	current := MetricValueStatus{}
 	if target.AverageValue != nil {
-		p, r, avg, err := c.plainAverage(samples, g, target.AverageValue.MilliValue())
+		p, r, avg, err := c.plainAverage(samples, g, target.AverageValue.MilliValue(), &out.facts)
 		if err != nil {
 			fail(err)
 			return
@@ -552,7 +594,8 @@ func (c *calcContext) resourceMetric(res, container string, target MetricTarget,
 				util, raw, first = u, a, false
 			}
 			return r, err
-		}, func(name string) int64 { return requests[name] * int64(max(100, tu)) / 100 })
+		}, func(name string) int64 { return requests[name] * int64(max(100, tu)) / 100 },
+			"0% of request", fmt.Sprintf("%d%% of request", max(100, tu)), &out.facts)
 		if err != nil {
 			fail(err)
 			return
@@ -611,7 +654,7 @@ func (c *calcContext) podsMetric(src *PodsMetricSource, obs *Observation, out *m
 		fail(errAllUnready)
 		return
 	}
-	p, r, avg, err := c.plainAverage(samples, g, tv)
+	p, r, avg, err := c.plainAverage(samples, g, tv, &out.facts)
 	if err != nil {
 		fail(err)
 		return
@@ -640,11 +683,14 @@ func (c *calcContext) readyPods() (int64, error) {
 }
 
 // valueProposal is upstream's getUsageRatioReplicaCount (R-OBJ-2, R-OBJ-3, R-TOL-5).
-func (c *calcContext) valueProposal(r float64, e *MetricExplanation) (int32, error) {
+func (c *calcContext) valueProposal(r float64, e *MetricExplanation, f *metricFacts) (int32, error) {
+	f.tol = c.tol
 	if c.specReplicas == 0 {
+		f.outcome = factNoTolerance
 		return ceilToInt32(r), nil
 	}
 	if c.tol.within(r) {
+		f.outcome = factWithin
 		return c.specReplicas, nil
 	}
 	n, err := c.readyPods()
@@ -656,11 +702,14 @@ func (c *calcContext) valueProposal(r float64, e *MetricExplanation) (int32, err
 }
 
 // perPodProposal is the AverageValue procedure of R-OBJAVG / R-EXTAVG over statusReplicas.
-func (c *calcContext) perPodProposal(usage, target int64) (int32, float64, int64) {
+func (c *calcContext) perPodProposal(usage, target int64, f *metricFacts) (int32, float64, int64) {
+	f.tol = c.tol
 	replicas := c.statusReplicas
 	r := float64(usage) / (float64(target) * float64(replicas))
 	if !c.tol.within(r) {
 		replicas = ceilToInt32(float64(usage) / float64(target))
+	} else {
+		f.outcome = factWithin
 	}
 	var avg int64
 	if c.statusReplicas != 0 {
@@ -706,7 +755,7 @@ func (c *calcContext) objectMetric(src *ObjectMetricSource, obs *Observation, ou
 	if isValue {
 		r := float64(usage) / float64(t.Value.MilliValue())
 		out.explain.UsageRatio = r
-		p, err := c.valueProposal(r, &out.explain)
+		p, err := c.valueProposal(r, &out.explain, &out.facts)
 		if err != nil {
 			out.err = fmt.Errorf("failed to get object metric value: %w", err)
 			return
@@ -720,7 +769,7 @@ func (c *calcContext) objectMetric(src *ObjectMetricSource, obs *Observation, ou
 		}}
 		return
 	}
-	p, r, avg := c.perPodProposal(usage, t.AverageValue.MilliValue())
+	p, r, avg := c.perPodProposal(usage, t.AverageValue.MilliValue(), &out.facts)
 	out.proposal, out.explain.UsageRatio = p, r
 	// Before 1.38 upstream labels the per-pod Object metric with the External wording
 	// (HPA-ALGORITHM §13.17).
@@ -763,7 +812,7 @@ func (c *calcContext) externalMetric(src *ExternalMetricSource, obs *Observation
 				break
 			}
 		}
-		p, r, avg := c.perPodProposal(usage, t.AverageValue.MilliValue())
+		p, r, avg := c.perPodProposal(usage, t.AverageValue.MilliValue(), &out.facts)
 		out.proposal, out.explain.UsageRatio = p, r
 		out.status = MetricStatus{Type: MetricExternal, External: &ExternalMetricStatus{
 			Metric:  src.Metric,
@@ -782,7 +831,7 @@ func (c *calcContext) externalMetric(src *ExternalMetricSource, obs *Observation
 	}
 	r := float64(usage) / float64(t.Value.MilliValue())
 	out.explain.UsageRatio = r
-	p, err := c.valueProposal(r, &out.explain)
+	p, err := c.valueProposal(r, &out.explain, &out.facts)
 	if err != nil {
 		out.err = fmt.Errorf("failed to get external metric %s: %w", src.Metric.Name, err)
 		return

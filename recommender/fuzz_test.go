@@ -378,6 +378,7 @@ func checkDecisionInvariants(t *testing.T, opts Options, in Input, prev State, d
 	if d.CurrentReplicas != cur {
 		t.Fatalf("Decision.CurrentReplicas = %d, want %d", d.CurrentReplicas, cur)
 	}
+	checkSentence(t, d.Explanation.Message)
 	resumable := resumesFromZero(opts, prev, spec, minR)
 	active, _ := findCond(d.Conditions, ConditionScalingActive)
 	metricPath := false

@@ -131,6 +131,7 @@ func Decide(now time.Time, opts Options, in Input, prev State) (Decision, State)
 	}
 	minReplicas := minReplicasOf(spec)
 	ex := &d.Explanation
+	var facts decisionFacts
 	ex.WinningMetric = -1
 
 	// R-REC-4(a) by the release's rules (Rules.Zero): only ZeroByCondition keeps a ScaledToZero
@@ -161,7 +162,7 @@ func Decide(now time.Time, opts Options, in Input, prev State) (Decision, State)
 		return d, st
 	case current == 0:
 		// R-REC-4(a): resuming from zero computes metrics.
-		desired, reason = decideFromMetrics(now, opts, rules, spec, in, &st, &d, minReplicas, scaledToZero)
+		desired, reason = decideFromMetrics(now, opts, rules, spec, in, &st, &d, minReplicas, scaledToZero, &facts)
 		if desired < 0 {
 			return d, st
 		}
@@ -177,24 +178,24 @@ func Decide(now time.Time, opts Options, in Input, prev State) (Decision, State)
 		ex.Proposal, ex.Stabilized, ex.Limited, ex.Final = desired, desired, desired, desired
 		ex.LimitReason = reasonTooFewReplicas
 	default:
-		desired, reason = decideFromMetrics(now, opts, rules, spec, in, &st, &d, minReplicas, scaledToZero)
+		desired, reason = decideFromMetrics(now, opts, rules, spec, in, &st, &d, minReplicas, scaledToZero, &facts)
 		if desired < 0 {
 			return d, st
 		}
 	}
 	ex.Final = desired
 	d.DesiredReplicas = desired
-	ex.Message = explainDecision(spec, d, reason, ex)
+	ex.Message = explainDecision(spec, d, reason, ex, &facts)
 	d.Conditions = append([]Condition(nil), st.Conditions...)
 	return d, st
 }
 
 // decideFromMetrics is the metric path of R-REC-5: the proposal, normalization and the
 // scale-from-zero floor. It returns -1 when the metrics block any change (d is then final).
-func decideFromMetrics(now time.Time, opts Options, rules Rules, spec *Spec, in Input, st *State, d *Decision, minReplicas int32, scaledToZero bool) (int32, string) {
+func decideFromMetrics(now time.Time, opts Options, rules Rules, spec *Spec, in Input, st *State, d *Decision, minReplicas int32, scaledToZero bool, facts *decisionFacts) (int32, string) {
 	ex := &d.Explanation
 	current := in.CurrentReplicas
-	proposal, winner, statuses, ok := computeMetrics(now, opts, rules, spec, in, st, ex)
+	proposal, winner, statuses, ok := computeMetrics(now, opts, rules, spec, in, st, ex, facts)
 	d.CurrentMetrics = statuses
 	if !ok {
 		d.DesiredReplicas = current
@@ -213,21 +214,22 @@ func decideFromMetrics(now time.Time, opts Options, rules Rules, spec *Spec, in 
 		reason = "All metrics below target"
 	}
 	if spec.Behavior == nil {
-		desired = normalizeLegacy(now, opts, spec, st, current, desired, minReplicas, ex)
+		desired = normalizeLegacy(now, opts, spec, st, current, desired, minReplicas, ex, facts)
 	} else {
-		desired = normalizeBehavior(now, opts, spec, st, current, desired, minReplicas, ex)
+		desired = normalizeBehavior(now, opts, spec, st, current, desired, minReplicas, ex, facts)
 	}
 	ex.Limited = desired
 	if current == 0 && minReplicas != 0 && scaledToZero && desired < minReplicas {
 		desired = minReplicas
 		reason = "Current number of replicas below Spec.MinReplicas"
+		facts.resumeFloor = true
 	}
 	return desired, reason
 }
 
 // computeMetrics is R-MULTI: every metric's proposal, the max of the valid ones, and the
 // partial-failure rule. ok is false when the reconcile must stop without scaling.
-func computeMetrics(now time.Time, opts Options, rules Rules, spec *Spec, in Input, st *State, ex *Explanation) (int32, string, []MetricStatus, bool) {
+func computeMetrics(now time.Time, opts Options, rules Rules, spec *Spec, in Input, st *State, ex *Explanation, facts *decisionFacts) (int32, string, []MetricStatus, bool) {
 	c := calcContext{
 		now:            now,
 		opts:           opts,
@@ -264,6 +266,7 @@ func computeMetrics(now time.Time, opts Options, rules Rules, spec *Spec, in Inp
 			replicas = res.proposal
 			winner = res.name
 			ex.WinningMetric = int32(i)
+			facts.metric = res.facts
 		}
 	}
 	if invalid >= len(spec.Metrics) || (invalid > 0 && replicas < in.CurrentReplicas) {
@@ -296,7 +299,7 @@ func recordRecommendation(h *History, now time.Time, desired int32, expired func
 
 // normalizeLegacy is R-LEG: inclusive down-stabilization, then the max(2x, 4) cap and the
 // min/max range.
-func normalizeLegacy(now time.Time, opts Options, spec *Spec, st *State, current, desired, minReplicas int32, ex *Explanation) int32 {
+func normalizeLegacy(now time.Time, opts Options, spec *Spec, st *State, current, desired, minReplicas int32, ex *Explanation, facts *decisionFacts) int32 {
 	cutoff := now.Add(-opts.DownscaleStabilizationWindow)
 	stab := desired
 	for _, r := range st.History.Recommendations {
@@ -304,6 +307,7 @@ func normalizeLegacy(now time.Time, opts Options, spec *Spec, st *State, current
 			stab = r.Replicas
 		}
 	}
+	facts.held = heldBy(st.History.Recommendations, stab, func(t time.Time) bool { return !t.Before(cutoff) })
 	recordRecommendation(&st.History, now, desired, func(t time.Time) bool { return t.Before(cutoff) })
 	ex.Stabilized = stab
 	if stab != desired {
@@ -345,7 +349,7 @@ func setLimited(st *State, now time.Time, result, stab int32, reason, msg string
 func windowSeconds(s int32) time.Duration { return time.Duration(s) * time.Second }
 
 // normalizeBehavior is R-BEH: stabilization over the shared history, then the rate policies.
-func normalizeBehavior(now time.Time, opts Options, spec *Spec, st *State, current, desired, minReplicas int32, ex *Explanation) int32 {
+func normalizeBehavior(now time.Time, opts Options, spec *Spec, st *State, current, desired, minReplicas int32, ex *Explanation, facts *decisionFacts) int32 {
 	up, down := spec.Behavior.ScaleUp, spec.Behavior.ScaleDown
 	wu := windowSeconds(*up.StabilizationWindowSeconds)
 	wd := windowSeconds(int32(opts.DownscaleStabilizationWindow.Seconds()))
@@ -373,8 +377,10 @@ func normalizeBehavior(now time.Time, opts Options, spec *Spec, st *State, curre
 	// direction: the down window kept a scale-down above desired (possibly at current), the up
 	// window kept a scale-up below it.
 	window := wu
+	facts.held = heldBy(st.History.Recommendations, upRec, func(t time.Time) bool { return t.After(upCutoff) })
 	if desired < current {
 		window = wd
+		facts.held = heldBy(st.History.Recommendations, downRec, func(t time.Time) bool { return t.After(downCutoff) })
 	}
 	recordRecommendation(&st.History, now, desired, func(t time.Time) bool { return t.Before(upCutoff) && t.Before(downCutoff) })
 	ex.Stabilized = stab
@@ -393,7 +399,7 @@ func normalizeBehavior(now time.Time, opts Options, spec *Spec, st *State, curre
 	h := &st.History
 	switch {
 	case stab > current:
-		limit, policy := rateLimit(now, current, h, up, true)
+		limit, policy, pol := rateLimit(now, current, h, up, true)
 		if limit < current {
 			limit = current
 		}
@@ -405,10 +411,11 @@ func normalizeBehavior(now time.Time, opts Options, spec *Spec, st *State, curre
 			result, reason, msg = maxAllowed, limReason, limMsg
 			if limReason == reasonScaleUpLimit {
 				ex.LimitingPolicy = "scaleUp " + policy
+				facts.policy = pol
 			}
 		}
 	case stab < current:
-		limit, policy := rateLimit(now, current, h, down, false)
+		limit, policy, pol := rateLimit(now, current, h, down, false)
 		if limit > current {
 			limit = current
 		}
@@ -420,6 +427,7 @@ func normalizeBehavior(now time.Time, opts Options, spec *Spec, st *State, curre
 			result, reason, msg = minAllowed, limReason, limMsg
 			if limReason == reasonScaleDownLimit {
 				ex.LimitingPolicy = "scaleDown " + policy
+				facts.policy = pol
 			}
 		}
 	}
@@ -451,13 +459,13 @@ func policyName(p ScalingPolicy) string {
 // rateLimit is R-POL: the replica limit the direction's policies allow from current, and
 // the policy that set it. For scale-up the "Max" select policy takes the largest proposal;
 // for scale-down it takes the smallest (both: the most permissive policy wins).
-func rateLimit(now time.Time, current int32, h *History, rules *ScalingRules, up bool) (int32, string) {
+func rateLimit(now time.Time, current int32, h *History, rules *ScalingRules, up bool) (int32, string, *ScalingPolicy) {
 	sel := SelectMax
 	if rules.SelectPolicy != nil {
 		sel = *rules.SelectPolicy
 	}
 	if sel == SelectDisabled {
-		return current, "selectPolicy Disabled"
+		return current, "selectPolicy Disabled", nil
 	}
 	takeMax := (sel != SelectMin) == up
 	proposal := func(p ScalingPolicy) int32 {
@@ -488,10 +496,10 @@ func rateLimit(now time.Time, current int32, h *History, rules *ScalingRules, up
 	}
 	for _, p := range rules.Policies {
 		if proposal(p) == result {
-			return result, policyName(p)
+			return result, policyName(p), &p
 		}
 	}
-	return result, ""
+	return result, "", nil
 }
 
 // RecordRescale is RecordRescaleFor under the newest release's rules, which record the

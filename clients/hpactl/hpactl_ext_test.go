@@ -499,6 +499,26 @@ func TestSimulateTable(t *testing.T) {
 	}
 }
 
+// TestSimulateExplainsHeldStep: at 2m45s of testdata/load.csv a new pod has no sample yet;
+// counted at 0 for a scale-up the usage is 66 % of 60 %, inside the tolerance band, so the count
+// stays. The sentence names the missing pod and the tolerance, not just "100% of 60%".
+func TestSimulateExplainsHeldStep(t *testing.T) {
+	r := run(t, "", "simulate", "-f", hpaYAML, "--trace", loadCSV, "--local")
+	mustOK(t, r)
+	want := "no change at 3: cpu utilization 100% of 60% target (ratio 1.667); for a scale-up, " +
+		"re-counting 1 pod without a sample at 0% of request gives ratio 1.100, within the tolerance 0.90–1.10, " +
+		"so it proposes no change"
+	for line := range strings.SplitSeq(r.stdout, "\n") {
+		if strings.HasPrefix(line, "2m45s ") {
+			if !strings.HasSuffix(line, want) {
+				t.Errorf("2m45s row:\n %s\nwant it to end with:\n %s", line, want)
+			}
+			return
+		}
+	}
+	t.Fatalf("no 2m45s row in:\n%s", r.stdout)
+}
+
 func TestSimulatePlot(t *testing.T) {
 	dir := t.TempDir()
 	pngPath, svgPath := filepath.Join(dir, "out.png"), filepath.Join(dir, "out.svg")
