@@ -219,7 +219,7 @@ type targetFlags struct {
 
 func registerTarget(fs *flag.FlagSet, t *targetFlags, withFile bool) {
 	if withFile {
-		fs.StringVar(&t.file, "f", "", "HorizontalPodAutoscaler manifests (autoscaling/v2 or v1, YAML or JSON; several documents act on each)")
+		fs.StringVar(&t.file, "f", "", "HorizontalPodAutoscaler manifests (autoscaling/v2, v2beta2, v2beta1 or v1, YAML or JSON; several documents act on each)")
 		fs.StringVar(&t.name, "name", "", "name of the autoscaler; with -f, the one of the file's to act on (default: each)")
 	} else {
 		fs.StringVar(&t.name, "name", "", "name of the autoscaler")
@@ -252,7 +252,7 @@ func (t *targetFlags) ref(m *manifest) (*pb.TargetRef, error) {
 
 // targets reads -f and the target flags: the targets of the file's autoscalers (the one --name
 // picks, else each), else the one target the flags name. ms are the manifests, nil without -f.
-func (t *targetFlags) targets() (refs []*pb.TargetRef, ms []*manifest, err error) {
+func (t *targetFlags) targets(warn io.Writer) (refs []*pb.TargetRef, ms []*manifest, err error) {
 	if t.file == "" {
 		ref, err := t.ref(nil)
 		if err != nil {
@@ -260,7 +260,7 @@ func (t *targetFlags) targets() (refs []*pb.TargetRef, ms []*manifest, err error
 		}
 		return []*pb.TargetRef{ref}, nil, nil
 	}
-	if ms, err = loadManifests(t.file, t.name); err != nil {
+	if ms, err = loadManifests(t.file, t.name, warn); err != nil {
 		return nil, nil, err
 	}
 	for _, m := range ms {

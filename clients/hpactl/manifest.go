@@ -3,6 +3,7 @@ package hpactl
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/hpa-recommender/hpa-recommender/clients/internal/hpafile"
@@ -22,7 +23,8 @@ type manifest struct {
 // duplicate or mistyped field of the file is an error, reported together (manifestError). With
 // name, only the autoscalers of that name; without, every one. An empty namespace is
 // "default", as kubectl applies it.
-func loadManifests(path, name string) ([]*manifest, error) {
+// Each warning of the file (a version the API server no longer serves) is a line on warn.
+func loadManifests(path, name string, warn io.Writer) ([]*manifest, error) {
 	hpas, err := hpafile.Load(path)
 	var problems hpafile.Problems
 	switch {
@@ -32,8 +34,9 @@ func loadManifests(path, name string) ([]*manifest, error) {
 		return nil, fmt.Errorf("read manifest: %w", err)
 	}
 	if len(hpas) == 0 {
-		return nil, fmt.Errorf("manifest %s holds no HorizontalPodAutoscaler (autoscaling/v2 or autoscaling/v1)", path)
+		return nil, fmt.Errorf("manifest %s holds no HorizontalPodAutoscaler (autoscaling/v2, v2beta2, v2beta1 or v1)", path)
 	}
+	printWarnings(warn, hpas)
 	var out []*manifest
 	var names []string
 	for _, h := range hpas {
@@ -70,4 +73,13 @@ func (e *manifestError) Error() string {
 		fmt.Fprintf(&b, "\n  %s: %s", p.Where(), p.Detail())
 	}
 	return b.String()
+}
+
+// printWarnings writes each warning of hpas as a line `warning: FILE: document N (...): field: message`.
+func printWarnings(w io.Writer, hpas []*hpafile.HPA) {
+	for _, h := range hpas {
+		for _, p := range h.Warnings {
+			fmt.Fprintf(w, "warning: %s\n", p.Error())
+		}
+	}
 }
