@@ -44,11 +44,14 @@ Usage:
   hpactl describe  (-f hpa.yaml [--name n] | --namespace ns --name n) [--cluster c] [--output text|json]
   hpactl list      [--cluster c] [--namespace ns] [--limit N] [--output text|json]
   hpactl delete    (-f hpa.yaml [--name n] | --namespace ns --name n) [--cluster c]
+  hpactl convert   -f hpa.yaml [--name n]
   hpactl --version
 
 -f reads a file as kubectl does: YAML or JSON, several documents or a List, other kinds
-skipped, autoscaling/v2 or autoscaling/v1 HorizontalPodAutoscalers (v1 converted as the API
-server converts it). A command acts on each autoscaler of the file, or on the one --name picks.
+skipped, autoscaling/v2, v2beta2, v2beta1 or v1 HorizontalPodAutoscalers (the others converted
+to v2 as the API server converts, or converted, them; a warning on stderr for each beta one).
+A command acts on each autoscaler of the file, or on the one --name picks. convert prints them
+as autoscaling/v2 YAML, "---" between documents, calling no server.
 
 Connection flags (every subcommand that calls the server):
   --addr host:port   server address (default $HPACTL_ADDR, else 127.0.0.1:50051)
@@ -106,6 +109,8 @@ func (a *App) Run(ctx context.Context, args []string) int {
 		err = a.list(ctx, rest)
 	case "delete":
 		err = a.delete(ctx, rest)
+	case "convert":
+		err = a.convert(rest)
 	case "--version", "-version", "version":
 		fmt.Fprintln(a.Stdout, a.Version)
 		return ExitOK

@@ -25,18 +25,10 @@ type manifest struct {
 // "default", as kubectl applies it.
 // Each warning of the file (a version the API server no longer serves) is a line on warn.
 func loadManifests(path, name string, warn io.Writer) ([]*manifest, error) {
-	hpas, err := hpafile.Load(path)
-	var problems hpafile.Problems
-	switch {
-	case errors.As(err, &problems):
-		return nil, &manifestError{path: path, problems: problems}
-	case err != nil:
-		return nil, fmt.Errorf("read manifest: %w", err)
+	hpas, err := loadHPAs(path, warn)
+	if err != nil {
+		return nil, err
 	}
-	if len(hpas) == 0 {
-		return nil, fmt.Errorf("manifest %s holds no HorizontalPodAutoscaler (autoscaling/v2, v2beta2, v2beta1 or v1)", path)
-	}
-	printWarnings(warn, hpas)
 	var out []*manifest
 	var names []string
 	for _, h := range hpas {
@@ -49,6 +41,24 @@ func loadManifests(path, name string, warn io.Writer) ([]*manifest, error) {
 		return nil, fmt.Errorf("manifest %s holds no HorizontalPodAutoscaler named %q (it holds %s)", path, name, strings.Join(names, ", "))
 	}
 	return out, nil
+}
+
+// loadHPAs reads the HorizontalPodAutoscalers of the file at path, writing its warnings on
+// warn; a file with a problem or without an autoscaler is an error.
+func loadHPAs(path string, warn io.Writer) ([]*hpafile.HPA, error) {
+	hpas, err := hpafile.Load(path)
+	var problems hpafile.Problems
+	switch {
+	case errors.As(err, &problems):
+		return nil, &manifestError{path: path, problems: problems}
+	case err != nil:
+		return nil, fmt.Errorf("read manifest: %w", err)
+	}
+	if len(hpas) == 0 {
+		return nil, fmt.Errorf("manifest %s holds no HorizontalPodAutoscaler (autoscaling/v2, v2beta2, v2beta1 or v1)", path)
+	}
+	printWarnings(warn, hpas)
+	return hpas, nil
 }
 
 // manifestError is every problem of a manifest file.
