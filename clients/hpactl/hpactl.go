@@ -45,6 +45,7 @@ Usage:
   hpactl list      [--cluster c] [--namespace ns] [--limit N] [--output text|json]
   hpactl delete    (-f hpa.yaml [--name n] | --namespace ns --name n) [--cluster c]
   hpactl convert   -f hpa.yaml [--name n]
+  hpactl validate  -f hpa.yaml [-f more.yaml ...] [--output text|json]
   hpactl --version
 
 -f reads a file as kubectl does: YAML or JSON, several documents or a List, other kinds
@@ -111,6 +112,8 @@ func (a *App) Run(ctx context.Context, args []string) int {
 		err = a.delete(ctx, rest)
 	case "convert":
 		err = a.convert(rest)
+	case "validate":
+		err = a.validate(rest)
 	case "--version", "-version", "version":
 		fmt.Fprintln(a.Stdout, a.Version)
 		return ExitOK
