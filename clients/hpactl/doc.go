@@ -3,7 +3,13 @@
 // --local, package recommender in process) and prints the answers. cmd/hpactl only wires
 // Run to the process.
 //
-// Subcommands: recommend, simulate, get, describe, list, delete; `hpactl help` prints the usage.
+// Subcommands: recommend, simulate, get, describe, list, delete, convert, validate; `hpactl
+// help` prints the usage. validate (validate.go) lists offline every error of the files (the
+// loader's, and the service's InvalidArgument violations through clients/internal/local) and
+// warnings for likely mistakes; exit 1 on any error. convert (convert.go) prints the autoscaling/v2 YAML of every autoscaler of a file
+// as the shared loader read it, so autoscaling/v2beta2, v2beta1 and v1 manifests can be
+// rewritten; it calls no server. Every command that reads -f writes the loader's warnings
+// (a beta version the API server no longer serves) on stderr.
 //
 // It imports the generated API, package recommender (through clients/internal/local) and
 // clients/goclient; never package server.

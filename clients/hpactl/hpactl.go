@@ -44,11 +44,15 @@ Usage:
   hpactl describe  (-f hpa.yaml [--name n] | --namespace ns --name n) [--cluster c] [--output text|json]
   hpactl list      [--cluster c] [--namespace ns] [--limit N] [--output text|json]
   hpactl delete    (-f hpa.yaml [--name n] | --namespace ns --name n) [--cluster c]
+  hpactl convert   -f hpa.yaml [--name n]
+  hpactl validate  -f hpa.yaml [-f more.yaml ...] [--output text|json]
   hpactl --version
 
 -f reads a file as kubectl does: YAML or JSON, several documents or a List, other kinds
-skipped, autoscaling/v2 or autoscaling/v1 HorizontalPodAutoscalers (v1 converted as the API
-server converts it). A command acts on each autoscaler of the file, or on the one --name picks.
+skipped, autoscaling/v2, v2beta2, v2beta1 or v1 HorizontalPodAutoscalers (the others converted
+to v2 as the API server converts, or converted, them; a warning on stderr for each beta one).
+A command acts on each autoscaler of the file, or on the one --name picks. convert prints them
+as autoscaling/v2 YAML, "---" between documents, calling no server.
 
 Connection flags (every subcommand that calls the server):
   --addr host:port   server address (default $HPACTL_ADDR, else 127.0.0.1:50051)
@@ -106,6 +110,10 @@ func (a *App) Run(ctx context.Context, args []string) int {
 		err = a.list(ctx, rest)
 	case "delete":
 		err = a.delete(ctx, rest)
+	case "convert":
+		err = a.convert(rest)
+	case "validate":
+		err = a.validate(rest)
 	case "--version", "-version", "version":
 		fmt.Fprintln(a.Stdout, a.Version)
 		return ExitOK
@@ -219,7 +227,7 @@ type targetFlags struct {
 
 func registerTarget(fs *flag.FlagSet, t *targetFlags, withFile bool) {
 	if withFile {
-		fs.StringVar(&t.file, "f", "", "HorizontalPodAutoscaler manifests (autoscaling/v2 or v1, YAML or JSON; several documents act on each)")
+		fs.StringVar(&t.file, "f", "", "HorizontalPodAutoscaler manifests (autoscaling/v2, v2beta2, v2beta1 or v1, YAML or JSON; several documents act on each)")
 		fs.StringVar(&t.name, "name", "", "name of the autoscaler; with -f, the one of the file's to act on (default: each)")
 	} else {
 		fs.StringVar(&t.name, "name", "", "name of the autoscaler")
@@ -252,7 +260,7 @@ func (t *targetFlags) ref(m *manifest) (*pb.TargetRef, error) {
 
 // targets reads -f and the target flags: the targets of the file's autoscalers (the one --name
 // picks, else each), else the one target the flags name. ms are the manifests, nil without -f.
-func (t *targetFlags) targets() (refs []*pb.TargetRef, ms []*manifest, err error) {
+func (t *targetFlags) targets(warn io.Writer) (refs []*pb.TargetRef, ms []*manifest, err error) {
 	if t.file == "" {
 		ref, err := t.ref(nil)
 		if err != nil {
@@ -260,7 +268,7 @@ func (t *targetFlags) targets() (refs []*pb.TargetRef, ms []*manifest, err error
 		}
 		return []*pb.TargetRef{ref}, nil, nil
 	}
-	if ms, err = loadManifests(t.file, t.name); err != nil {
+	if ms, err = loadManifests(t.file, t.name, warn); err != nil {
 		return nil, nil, err
 	}
 	for _, m := range ms {

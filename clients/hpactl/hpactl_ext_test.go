@@ -214,7 +214,7 @@ spec:
 		{name: "unknown manifest field", args: []string{"recommend", "-f", writeFile(t, "typo.yaml", "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nspec:\n  maxReplica: 3\n"), "--observations", obsJSON},
 			wantStderr: []string{"parse manifest", "maxReplica"}},
 		{name: "not an HPA", args: []string{"recommend", "-f", writeFile(t, "dep.yaml", "apiVersion: apps/v1\nkind: Deployment\n"), "--observations", obsJSON},
-			wantStderr: []string{"holds no HorizontalPodAutoscaler (autoscaling/v2 or autoscaling/v1)"}},
+			wantStderr: []string{"holds no HorizontalPodAutoscaler (autoscaling/v2, v2beta2, v2beta1 or v1)"}},
 		{name: "unparsable observations", args: []string{"recommend", "-f", hpaYAML, "--observations", writeFile(t, "o.json", `{"currentReplicas": "x"`)},
 			wantStderr: []string{"parse observations"}},
 		{name: "invalid spec from server", args: []string{"recommend", "-f", badSpec, "--observations", obsJSON},

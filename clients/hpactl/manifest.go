@@ -3,6 +3,7 @@ package hpactl
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/hpa-recommender/hpa-recommender/clients/internal/hpafile"
@@ -22,17 +23,11 @@ type manifest struct {
 // duplicate or mistyped field of the file is an error, reported together (manifestError). With
 // name, only the autoscalers of that name; without, every one. An empty namespace is
 // "default", as kubectl applies it.
-func loadManifests(path, name string) ([]*manifest, error) {
-	hpas, err := hpafile.Load(path)
-	var problems hpafile.Problems
-	switch {
-	case errors.As(err, &problems):
-		return nil, &manifestError{path: path, problems: problems}
-	case err != nil:
-		return nil, fmt.Errorf("read manifest: %w", err)
-	}
-	if len(hpas) == 0 {
-		return nil, fmt.Errorf("manifest %s holds no HorizontalPodAutoscaler (autoscaling/v2 or autoscaling/v1)", path)
+// Each warning of the file (a version the API server no longer serves) is a line on warn.
+func loadManifests(path, name string, warn io.Writer) ([]*manifest, error) {
+	hpas, err := loadHPAs(path, warn)
+	if err != nil {
+		return nil, err
 	}
 	var out []*manifest
 	var names []string
@@ -46,6 +41,24 @@ func loadManifests(path, name string) ([]*manifest, error) {
 		return nil, fmt.Errorf("manifest %s holds no HorizontalPodAutoscaler named %q (it holds %s)", path, name, strings.Join(names, ", "))
 	}
 	return out, nil
+}
+
+// loadHPAs reads the HorizontalPodAutoscalers of the file at path, writing its warnings on
+// warn; a file with a problem or without an autoscaler is an error.
+func loadHPAs(path string, warn io.Writer) ([]*hpafile.HPA, error) {
+	hpas, err := hpafile.Load(path)
+	var problems hpafile.Problems
+	switch {
+	case errors.As(err, &problems):
+		return nil, &manifestError{path: path, problems: problems}
+	case err != nil:
+		return nil, fmt.Errorf("read manifest: %w", err)
+	}
+	if len(hpas) == 0 {
+		return nil, fmt.Errorf("manifest %s holds no HorizontalPodAutoscaler (autoscaling/v2, v2beta2, v2beta1 or v1)", path)
+	}
+	printWarnings(warn, hpas)
+	return hpas, nil
 }
 
 // manifestError is every problem of a manifest file.
@@ -70,4 +83,13 @@ func (e *manifestError) Error() string {
 		fmt.Fprintf(&b, "\n  %s: %s", p.Where(), p.Detail())
 	}
 	return b.String()
+}
+
+// printWarnings writes each warning of hpas as a line `warning: FILE: document N (...): field: message`.
+func printWarnings(w io.Writer, hpas []*hpafile.HPA) {
+	for _, h := range hpas {
+		for _, p := range h.Warnings {
+			fmt.Fprintf(w, "warning: %s\n", p.Error())
+		}
+	}
 }

@@ -28,7 +28,7 @@ func (a *App) recommend(ctx context.Context, args []string) error {
 	if t.file == "" || *obsFile == "" {
 		return errors.New("recommend needs -f hpa.yaml and --observations obs.json")
 	}
-	refs, ms, err := t.targets()
+	refs, ms, err := t.targets(a.Stderr)
 	if err != nil {
 		return err
 	}

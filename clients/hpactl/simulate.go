@@ -330,7 +330,7 @@ func (a *App) simulate(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	ms, err := loadManifests(*file, *name)
+	ms, err := loadManifests(*file, *name, a.Stderr)
 	if err != nil {
 		return err
 	}

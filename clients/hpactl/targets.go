@@ -26,7 +26,7 @@ func (a *App) showTargets(ctx context.Context, cmd string, args []string, write 
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	refs, _, err := t.targets()
+	refs, _, err := t.targets(a.Stderr)
 	if err != nil {
 		return err
 	}
@@ -142,7 +142,7 @@ func (a *App) delete(ctx context.Context, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	refs, _, err := t.targets()
+	refs, _, err := t.targets(a.Stderr)
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,9 @@ type Autoscaler struct {
 	// Controls are the hpa-recommender.io annotations (pause, metrics fallback, sync period),
 	// read once per version of the autoscaler.
 	Controls Controls
+	// Warnings are the loader's warnings of the manifest (a version no longer served), logged
+	// at each load.
+	Warnings []string
 	// Source is the file the manifest came from.
 	Source string
 	// Object is set when the autoscaler is a Kubernetes object (not a manifest file).
@@ -113,6 +116,7 @@ func parseManifests(path string, b []byte) ([]*Autoscaler, error) {
 			Shadow:    strings.EqualFold(h.Object.Annotations[ModeAnnotation], ModeShadow),
 			Controls:  parseControls(h.Object.Annotations),
 			Source:    path,
+			Warnings:  warningLines(h),
 		})
 	}
 	if len(problems) > 0 {
@@ -142,4 +146,22 @@ func dirDigest(dir string) (string, error) {
 		h.Write(b)
 	}
 	return fmt.Sprintf("%x", h.Sum(nil)), nil
+}
+
+// warningLines is each warning of h as one line naming its file, document and field.
+func warningLines(h *hpafile.HPA) []string {
+	var out []string
+	for _, w := range h.Warnings {
+		out = append(out, w.Error())
+	}
+	return out
+}
+
+// logManifestWarnings logs every warning of the loaded autoscalers.
+func (s *Scaler) logManifestWarnings(as []*Autoscaler) {
+	for _, a := range as {
+		for _, w := range a.Warnings {
+			s.log.Warn("manifest warning", "autoscaler", a.Key(), "warning", w)
+		}
+	}
 }

@@ -57,6 +57,7 @@ func (s *Scaler) Run(ctx context.Context, deps RunDeps) error {
 			return err
 		} else {
 			s.logManifestErrors(err)
+			s.logManifestWarnings(as)
 			s.SetAutoscalers(as)
 		}
 	}
@@ -191,6 +192,7 @@ func (s *Scaler) watchManifests(ctx context.Context, last string) {
 			continue
 		}
 		last = d
+		s.logManifestWarnings(as)
 		s.SetAutoscalers(as)
 		s.log.Info("manifests reloaded", "autoscalers", len(as))
 	}

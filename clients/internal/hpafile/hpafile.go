@@ -12,6 +12,8 @@ import (
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	autoscalingv2beta1 "k8s.io/api/autoscaling/v2beta1"
+	autoscalingv2beta2 "k8s.io/api/autoscaling/v2beta2"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
@@ -28,9 +30,14 @@ const DefaultNamespace = "default"
 type HPA struct {
 	// Where it was read.
 	Location
-	// APIVersion is the version it was written in: autoscaling/v2 or autoscaling/v1.
+	// APIVersion is the version it was written in: autoscaling/v2, autoscaling/v2beta2,
+	// autoscaling/v2beta1 or autoscaling/v1.
 	APIVersion string
-	// Object is the autoscaler as autoscaling/v2 (converted from v1 when written so), its
+	// Warnings are what is valid but worth telling its user, each at its field: a version the
+	// API server no longer serves (v2beta2, v2beta1). The callers show them (hpactl on stderr,
+	// the scaler in its log).
+	Warnings []*Problem
+	// Object is the autoscaler as autoscaling/v2 (converted from another version when written so), its
 	// namespace set (DefaultNamespace when the manifest names none).
 	Object *autoscalingv2.HorizontalPodAutoscaler
 	// Spec is Object.Spec converted to the API message.
@@ -240,6 +247,7 @@ func (p *parser) object(loc Location, j []byte, dups []duplicate) {
 		report(d.path, d.message())
 	}
 	var hpa *autoscalingv2.HorizontalPodAutoscaler
+	var warning string
 	switch meta.APIVersion {
 	case "autoscaling/v2":
 		var v2 autoscalingv2.HorizontalPodAutoscaler
@@ -251,8 +259,20 @@ func (p *parser) object(loc Location, j []byte, dups []duplicate) {
 		if decodeStrict(j, &v1, report) {
 			hpa = fromV1(&v1, report)
 		}
+	case "autoscaling/v2beta2":
+		var b2 autoscalingv2beta2.HorizontalPodAutoscaler
+		if decodeStrict(j, &b2, report) {
+			hpa = fromV2beta2(&b2)
+			warning = removedWarning(meta.APIVersion, v2beta2Removed)
+		}
+	case "autoscaling/v2beta1":
+		var b1 autoscalingv2beta1.HorizontalPodAutoscaler
+		if decodeStrict(j, &b1, report) {
+			hpa = fromV2beta1(&b1, report)
+			warning = removedWarning(meta.APIVersion, v2beta1Removed)
+		}
 	default:
-		report("apiVersion", fmt.Sprintf("%q is not supported: want autoscaling/v2 or autoscaling/v1", meta.APIVersion))
+		report("apiVersion", fmt.Sprintf("%q is not supported: want autoscaling/v2, autoscaling/v2beta2, autoscaling/v2beta1 or autoscaling/v1", meta.APIVersion))
 	}
 	if hpa != nil && hpa.Name == "" {
 		report("metadata.name", "Required value")
@@ -264,7 +284,11 @@ func (p *parser) object(loc Location, j []byte, dups []duplicate) {
 	if hpa.Namespace == "" {
 		hpa.Namespace = DefaultNamespace
 	}
-	p.out = append(p.out, &HPA{Location: loc, APIVersion: meta.APIVersion, Object: hpa, Spec: pbconv.SpecToProto(&hpa.Spec)})
+	h := &HPA{Location: loc, APIVersion: meta.APIVersion, Object: hpa, Spec: pbconv.SpecToProto(&hpa.Spec)}
+	if warning != "" {
+		h.Warnings = append(h.Warnings, h.Problem("apiVersion", warning))
+	}
+	p.out = append(p.out, h)
 }
 
 // decodeStrict decodes j into v as the API server's strict field validation does

@@ -69,7 +69,7 @@ kind: HorizontalPodAutoscaler
 metadata: {namespace: shop}
 spec: {maxReplicas: "many"}
 ---
-apiVersion: autoscaling/v2beta2
+apiVersion: autoscaling/v2alpha1
 kind: HorizontalPodAutoscaler
 metadata: {name: old}
 ---
@@ -92,7 +92,7 @@ items:
 		`document 4 (HorizontalPodAutoscaler twice): spec.maxReplicas: duplicate field (line 6; first at line 5)`,
 		`document 4 (HorizontalPodAutoscaler twice): spec.MinReplicas: unknown field`,
 		`document 5 (HorizontalPodAutoscaler): spec.maxReplicas: Invalid value: got a string, want int32`,
-		`document 6 (HorizontalPodAutoscaler old): apiVersion: "autoscaling/v2beta2" is not supported: want autoscaling/v2 or autoscaling/v1`,
+		`document 6 (HorizontalPodAutoscaler old): apiVersion: "autoscaling/v2alpha1" is not supported: want autoscaling/v2, autoscaling/v2beta2, autoscaling/v2beta1 or autoscaling/v1`,
 		`document 7 items[1] (HorizontalPodAutoscaler bad-in-list): spec.minReplicaz: unknown field`,
 	}
 	if diff := cmp.Diff(problemLines(t, err), want); diff != "" {

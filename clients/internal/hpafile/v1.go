@@ -72,10 +72,16 @@ func fromV1(in *autoscalingv1.HorizontalPodAutoscaler, report func(field, msg st
 	if len(out.Spec.Metrics) == 0 {
 		out.Spec.Metrics = []autoscalingv2.MetricSpec{cpuUtilization(defaultCPUUtilization)}
 	}
+	dropRoundTripAnnotations(out)
+	return out
+}
+
+// dropRoundTripAnnotations deletes the annotations the API server keeps other versions'
+// fields in from the converted object, as its conversions do.
+func dropRoundTripAnnotations(out *autoscalingv2.HorizontalPodAutoscaler) {
 	for _, k := range []string{annotationMetrics, annotationBehavior, annotationScaleUpTol, annotationScaleDownTol, annotationCurrentMetrics, annotationConditions} {
 		delete(out.Annotations, k)
 	}
-	return out
 }
 
 func annotationField(key string) string { return "metadata.annotations[" + key + "]" }
