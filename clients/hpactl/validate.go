@@ -92,17 +92,15 @@ func (a *App) validate(args []string) error {
 	return nil
 }
 
-// lintHPA is what is valid in h but likely a mistake: no metrics (so the 80 % cpu default)
-// and minReplicas above maxReplicas. Checks of policies a scale-down can never reach and of
-// metrics missing an expected selector are not written yet.
+// lintHPA is what is valid in h but likely a mistake: no metrics (so the 80 % cpu default).
+// minReplicas above maxReplicas is not here: the API server refuses it, so it is an error
+// (recommender.ValidateSpec). Checks of policies a scale-down can never reach and of metrics
+// missing an expected selector are not written yet.
 func lintHPA(h *hpafile.HPA) []*hpafile.Problem {
 	var out []*hpafile.Problem
 	s := h.Object.Spec
 	if len(s.Metrics) == 0 {
 		out = append(out, h.Problem("spec.metrics", "no metrics: the autoscaler targets 80% average cpu utilization"))
-	}
-	if s.MinReplicas != nil && *s.MinReplicas > s.MaxReplicas {
-		out = append(out, h.Problem("spec.minReplicas", fmt.Sprintf("minReplicas %d is above maxReplicas %d", *s.MinReplicas, s.MaxReplicas)))
 	}
 	return out
 }

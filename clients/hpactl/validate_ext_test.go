@@ -23,6 +23,17 @@ spec:
   metrics:
   - type: Resource
     resource: {name: cpu, target: {type: Utilization, averageUtilization: 0}}
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: inverted, namespace: shop}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 5
+  maxReplicas: 3
+  metrics:
+  - type: Resource
+    resource: {name: cpu, target: {type: Utilization, averageUtilization: 60}}
 `)
 	warnOnly := writeFile(t, "old.yaml", `apiVersion: autoscaling/v2beta2
 kind: HorizontalPodAutoscaler
@@ -40,10 +51,14 @@ spec:
 		"error: " + bad + ": document 1 (HorizontalPodAutoscaler shop/zero): spec.metrics[0].resource.target.averageUtilization: ",
 		"warning: " + warnOnly + ": document 0 (HorizontalPodAutoscaler shop/web): apiVersion: autoscaling/v2beta2 HorizontalPodAutoscaler is no longer served",
 		"warning: " + warnOnly + ": document 0 (HorizontalPodAutoscaler shop/web): spec.metrics: no metrics: the autoscaler targets 80% average cpu utilization",
+		"error: " + bad + ": document 2 (HorizontalPodAutoscaler shop/inverted): spec.maxReplicas: ",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, r.stdout)
 		}
+	}
+	if n := strings.Count(r.stdout, "shop/inverted"); n != 1 {
+		t.Errorf("minReplicas above maxReplicas reported %d times, want once (an error):\n%s", n, r.stdout)
 	}
 
 	ok := run(t, "", "validate", "-f", warnOnly, "--output", "json")
