@@ -161,13 +161,9 @@ func metricFromV2beta1(in *autoscalingv2beta1.MetricSpec) autoscalingv2.MetricSp
 		}
 	}
 	if e := in.External; e != nil {
-		t := autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, Value: e.TargetValue, AverageValue: e.TargetAverageValue}
-		if e.TargetValue != nil {
-			t.Type = autoscalingv2.ValueMetricType
-		}
 		out.External = &autoscalingv2.ExternalMetricSource{
 			Metric: autoscalingv2.MetricIdentifier{Name: e.MetricName, Selector: e.MetricSelector},
-			Target: t,
+			Target: externalTarget(e.TargetValue, e.TargetAverageValue),
 		}
 	}
 	return out

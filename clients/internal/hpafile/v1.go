@@ -132,16 +132,21 @@ func metricFromV1(in *autoscalingv1.MetricSpec) autoscalingv2.MetricSpec {
 		}
 	}
 	if e := in.External; e != nil {
-		t := autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, Value: e.TargetValue, AverageValue: e.TargetAverageValue}
-		if e.TargetValue != nil {
-			t.Type = autoscalingv2.ValueMetricType
-		}
 		out.External = &autoscalingv2.ExternalMetricSource{
 			Metric: autoscalingv2.MetricIdentifier{Name: e.MetricName, Selector: e.MetricSelector},
-			Target: t,
+			Target: externalTarget(e.TargetValue, e.TargetAverageValue),
 		}
 	}
 	return out
+}
+
+// externalTarget is Value when a value is set, else AverageValue: how v1 and v2beta1 External
+// metrics, which name no target type, convert.
+func externalTarget(value, averageValue *resource.Quantity) autoscalingv2.MetricTarget {
+	if value != nil {
+		return autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: value, AverageValue: averageValue}
+	}
+	return autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: averageValue}
 }
 
 // resourceTarget is Utilization when a utilization is set, else AverageValue.
