@@ -453,8 +453,9 @@ func (w *wideSum) quo(n int64) int64 {
 // ratio computes the usage ratio over the working map; fill is the scale-down value of a
 // missing pod. It returns the proposal, the first-pass ratio and the pod groups.
 // missingUp and missingDown say at what value the missing pods count (R-CALC-4), for the
-// explanation. f records which rules held or moved the count.
-func (c *calcContext) podAverage(samples *sampleMap, g podGroups, ratio func(*sampleMap) (float64, error), fill func(name string) int64, missingUp, missingDown string, f *metricFacts) (int32, float64, error) {
+// explanation (missingDown is formatted only when a scale-down re-counts, not on every call).
+// f records which rules held or moved the count.
+func (c *calcContext) podAverage(samples *sampleMap, g podGroups, ratio func(*sampleMap) (float64, error), fill func(name string) int64, missingUp string, missingDown func() string, f *metricFacts) (int32, float64, error) {
 	f.tol = c.tol
 	r, err := ratio(samples)
 	if err != nil {
@@ -472,7 +473,7 @@ func (c *calcContext) podAverage(samples *sampleMap, g podGroups, ratio func(*sa
 	if len(g.missing) > 0 {
 		switch {
 		case r < 1.0:
-			f.missing, f.missingFill = len(g.missing), missingDown
+			f.missing, f.missingFill = len(g.missing), missingDown()
 			for _, i := range g.missing {
 				name := c.pods[i].Name
 				samples.set(name, fill(name))
@@ -523,7 +524,7 @@ func (c *calcContext) plainAverage(samples *sampleMap, g podGroups, target int64
 			avg, first = a, false
 		}
 		return r, nil
-	}, func(string) int64 { return target }, "0", "the target", f)
+	}, func(string) int64 { return target }, "0", func() string { return "the target" }, f)
 	return p, r, avg, err
 }
 
@@ -595,7 +596,7 @@ func (c *calcContext) resourceMetric(res, container string, target MetricTarget,
 			}
 			return r, err
 		}, func(name string) int64 { return requests[name] * int64(max(100, tu)) / 100 },
-			"0% of request", fmt.Sprintf("%d%% of request", max(100, tu)), &out.facts)
+			"0% of request", func() string { return fmt.Sprintf("%d%% of request", max(100, tu)) }, &out.facts)
 		if err != nil {
 			fail(err)
 			return
