@@ -3840,6 +3840,513 @@ func (*DeleteTargetResponse) Descriptor() ([]byte, []int) {
 	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{52}
 }
 
+// ListDecisionsRequest asks for one target's decision log.
+type ListDecisionsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// target names the autoscaling target.
+	Target *TargetRef `protobuf:"bytes,1,opt,name=target,proto3" json:"target,omitempty"`
+	// since keeps the entries whose span (time to until) ends at or after it; absent: from the
+	// oldest kept.
+	Since *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=since,proto3" json:"since,omitempty"`
+	// until keeps the entries made at or before it; absent: up to the newest.
+	Until *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=until,proto3" json:"until,omitempty"`
+	// page_size is the maximum number of entries to return; 0 means the server's default (100),
+	// more than 1000 means 1000.
+	PageSize int32 `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// page_token is a previous response's next_page_token, with the same target and range.
+	PageToken     string `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListDecisionsRequest) Reset() {
+	*x = ListDecisionsRequest{}
+	mi := &file_recommender_v1_recommender_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListDecisionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListDecisionsRequest) ProtoMessage() {}
+
+func (x *ListDecisionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_recommender_v1_recommender_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListDecisionsRequest.ProtoReflect.Descriptor instead.
+func (*ListDecisionsRequest) Descriptor() ([]byte, []int) {
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *ListDecisionsRequest) GetTarget() *TargetRef {
+	if x != nil {
+		return x.Target
+	}
+	return nil
+}
+
+func (x *ListDecisionsRequest) GetSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Since
+	}
+	return nil
+}
+
+func (x *ListDecisionsRequest) GetUntil() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Until
+	}
+	return nil
+}
+
+func (x *ListDecisionsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListDecisionsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListDecisionsResponse is one page of a decision log, newest first.
+type ListDecisionsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// decisions on this page, newest first.
+	Decisions []*DecisionLogEntry `protobuf:"bytes,1,rep,name=decisions,proto3" json:"decisions,omitempty"`
+	// next_page_token fetches the next (older) page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListDecisionsResponse) Reset() {
+	*x = ListDecisionsResponse{}
+	mi := &file_recommender_v1_recommender_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListDecisionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListDecisionsResponse) ProtoMessage() {}
+
+func (x *ListDecisionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_recommender_v1_recommender_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListDecisionsResponse.ProtoReflect.Descriptor instead.
+func (*ListDecisionsResponse) Descriptor() ([]byte, []int) {
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *ListDecisionsResponse) GetDecisions() []*DecisionLogEntry {
+	if x != nil {
+		return x.Decisions
+	}
+	return nil
+}
+
+func (x *ListDecisionsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// DecisionLogEntry is one decision of the log, or a run of identical decisions that changed
+// nothing (count above 1, until the time of the last of them).
+type DecisionLogEntry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// time of the decision (of the first, for a run).
+	Time *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=time,proto3" json:"time,omitempty"`
+	// current_replicas the decision started from.
+	CurrentReplicas int32 `protobuf:"varint,2,opt,name=current_replicas,json=currentReplicas,proto3" json:"current_replicas,omitempty"`
+	// desired_replicas the decision asked for.
+	DesiredReplicas int32 `protobuf:"varint,3,opt,name=desired_replicas,json=desiredReplicas,proto3" json:"desired_replicas,omitempty"`
+	// proposal is the replica count the metrics proposed.
+	Proposal int32 `protobuf:"varint,4,opt,name=proposal,proto3" json:"proposal,omitempty"`
+	// stabilized is the replica count after the stabilization window.
+	Stabilized int32 `protobuf:"varint,5,opt,name=stabilized,proto3" json:"stabilized,omitempty"`
+	// limited is the replica count after the scaling policies and min/max bounds.
+	Limited int32 `protobuf:"varint,6,opt,name=limited,proto3" json:"limited,omitempty"`
+	// final is the replica count decided.
+	Final int32 `protobuf:"varint,7,opt,name=final,proto3" json:"final,omitempty"`
+	// metrics are each metric's part in the decision, in spec.metrics order.
+	Metrics []*DecisionLogMetric `protobuf:"bytes,8,rep,name=metrics,proto3" json:"metrics,omitempty"`
+	// conditions are the conditions the decision reported, without messages.
+	Conditions []*DecisionLogCondition `protobuf:"bytes,9,rep,name=conditions,proto3" json:"conditions,omitempty"`
+	// message is the explanation's sentence.
+	Message string `protobuf:"bytes,10,opt,name=message,proto3" json:"message,omitempty"`
+	// outcome is what ReportScale said of the scale write: "succeeded", "failed" (error says
+	// why), or "unreported" (no report, or the decision asked for no scale).
+	Outcome string `protobuf:"bytes,11,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	// error is the scale write's error when outcome is "failed".
+	Error string `protobuf:"bytes,12,opt,name=error,proto3" json:"error,omitempty"`
+	// count is the number of identical consecutive decisions this entry stands for (1 for one).
+	Count int32 `protobuf:"varint,13,opt,name=count,proto3" json:"count,omitempty"`
+	// until is the time of the last decision of a run; equal to time when count is 1.
+	Until *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=until,proto3" json:"until,omitempty"`
+	// recommendation_id is the decision's recommendation id when it asked for a scale.
+	RecommendationId string `protobuf:"bytes,15,opt,name=recommendation_id,json=recommendationId,proto3" json:"recommendation_id,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *DecisionLogEntry) Reset() {
+	*x = DecisionLogEntry{}
+	mi := &file_recommender_v1_recommender_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecisionLogEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecisionLogEntry) ProtoMessage() {}
+
+func (x *DecisionLogEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_recommender_v1_recommender_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecisionLogEntry.ProtoReflect.Descriptor instead.
+func (*DecisionLogEntry) Descriptor() ([]byte, []int) {
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *DecisionLogEntry) GetTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Time
+	}
+	return nil
+}
+
+func (x *DecisionLogEntry) GetCurrentReplicas() int32 {
+	if x != nil {
+		return x.CurrentReplicas
+	}
+	return 0
+}
+
+func (x *DecisionLogEntry) GetDesiredReplicas() int32 {
+	if x != nil {
+		return x.DesiredReplicas
+	}
+	return 0
+}
+
+func (x *DecisionLogEntry) GetProposal() int32 {
+	if x != nil {
+		return x.Proposal
+	}
+	return 0
+}
+
+func (x *DecisionLogEntry) GetStabilized() int32 {
+	if x != nil {
+		return x.Stabilized
+	}
+	return 0
+}
+
+func (x *DecisionLogEntry) GetLimited() int32 {
+	if x != nil {
+		return x.Limited
+	}
+	return 0
+}
+
+func (x *DecisionLogEntry) GetFinal() int32 {
+	if x != nil {
+		return x.Final
+	}
+	return 0
+}
+
+func (x *DecisionLogEntry) GetMetrics() []*DecisionLogMetric {
+	if x != nil {
+		return x.Metrics
+	}
+	return nil
+}
+
+func (x *DecisionLogEntry) GetConditions() []*DecisionLogCondition {
+	if x != nil {
+		return x.Conditions
+	}
+	return nil
+}
+
+func (x *DecisionLogEntry) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *DecisionLogEntry) GetOutcome() string {
+	if x != nil {
+		return x.Outcome
+	}
+	return ""
+}
+
+func (x *DecisionLogEntry) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *DecisionLogEntry) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *DecisionLogEntry) GetUntil() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Until
+	}
+	return nil
+}
+
+func (x *DecisionLogEntry) GetRecommendationId() string {
+	if x != nil {
+		return x.RecommendationId
+	}
+	return ""
+}
+
+// DecisionLogMetric is one metric's part in a logged decision.
+type DecisionLogMetric struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// index of the metric in spec.metrics.
+	Index int32 `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	// name of the metric, e.g. "cpu" or "requests-per-second".
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// proposal is the replica count this metric proposed.
+	Proposal int32 `protobuf:"varint,3,opt,name=proposal,proto3" json:"proposal,omitempty"`
+	// usage_ratio is the ratio of the current value to the target.
+	UsageRatio float64 `protobuf:"fixed64,4,opt,name=usage_ratio,json=usageRatio,proto3" json:"usage_ratio,omitempty"`
+	// value is the current value as current_metrics shows it: the average utilization in
+	// percent for a Utilization target, else the quantity (average value or value); empty when
+	// the metric failed.
+	Value string `protobuf:"bytes,5,opt,name=value,proto3" json:"value,omitempty"`
+	// ready_pods is the number of pods whose samples counted.
+	ReadyPods int32 `protobuf:"varint,6,opt,name=ready_pods,json=readyPods,proto3" json:"ready_pods,omitempty"`
+	// ignored_pods is the number of pods ignored (deleted, failed, or unready under the CPU
+	// rules).
+	IgnoredPods int32 `protobuf:"varint,7,opt,name=ignored_pods,json=ignoredPods,proto3" json:"ignored_pods,omitempty"`
+	// missing_pods is the number of pods without a sample.
+	MissingPods int32 `protobuf:"varint,8,opt,name=missing_pods,json=missingPods,proto3" json:"missing_pods,omitempty"`
+	// unready_pods is the number of unready pods.
+	UnreadyPods int32 `protobuf:"varint,9,opt,name=unready_pods,json=unreadyPods,proto3" json:"unready_pods,omitempty"`
+	// error says why the metric could not be computed; empty when it was.
+	Error         string `protobuf:"bytes,10,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecisionLogMetric) Reset() {
+	*x = DecisionLogMetric{}
+	mi := &file_recommender_v1_recommender_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecisionLogMetric) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecisionLogMetric) ProtoMessage() {}
+
+func (x *DecisionLogMetric) ProtoReflect() protoreflect.Message {
+	mi := &file_recommender_v1_recommender_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecisionLogMetric.ProtoReflect.Descriptor instead.
+func (*DecisionLogMetric) Descriptor() ([]byte, []int) {
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *DecisionLogMetric) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *DecisionLogMetric) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *DecisionLogMetric) GetProposal() int32 {
+	if x != nil {
+		return x.Proposal
+	}
+	return 0
+}
+
+func (x *DecisionLogMetric) GetUsageRatio() float64 {
+	if x != nil {
+		return x.UsageRatio
+	}
+	return 0
+}
+
+func (x *DecisionLogMetric) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+func (x *DecisionLogMetric) GetReadyPods() int32 {
+	if x != nil {
+		return x.ReadyPods
+	}
+	return 0
+}
+
+func (x *DecisionLogMetric) GetIgnoredPods() int32 {
+	if x != nil {
+		return x.IgnoredPods
+	}
+	return 0
+}
+
+func (x *DecisionLogMetric) GetMissingPods() int32 {
+	if x != nil {
+		return x.MissingPods
+	}
+	return 0
+}
+
+func (x *DecisionLogMetric) GetUnreadyPods() int32 {
+	if x != nil {
+		return x.UnreadyPods
+	}
+	return 0
+}
+
+func (x *DecisionLogMetric) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+// DecisionLogCondition is a condition as a logged decision reported it.
+type DecisionLogCondition struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// type is the condition type, e.g. "ScalingLimited".
+	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	// status is "True", "False" or "Unknown".
+	Status string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	// reason is the condition's reason string, e.g. "TooFewReplicas".
+	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecisionLogCondition) Reset() {
+	*x = DecisionLogCondition{}
+	mi := &file_recommender_v1_recommender_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecisionLogCondition) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecisionLogCondition) ProtoMessage() {}
+
+func (x *DecisionLogCondition) ProtoReflect() protoreflect.Message {
+	mi := &file_recommender_v1_recommender_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecisionLogCondition.ProtoReflect.Descriptor instead.
+func (*DecisionLogCondition) Descriptor() ([]byte, []int) {
+	return file_recommender_v1_recommender_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *DecisionLogCondition) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *DecisionLogCondition) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *DecisionLogCondition) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 var File_recommender_v1_recommender_proto protoreflect.FileDescriptor
 
 const file_recommender_v1_recommender_proto_rawDesc = "" +
@@ -4155,14 +4662,64 @@ const file_recommender_v1_recommender_proto_rawDesc = "" +
 	"first_seen\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tfirstSeen\"H\n" +
 	"\x13DeleteTargetRequest\x121\n" +
 	"\x06target\x18\x01 \x01(\v2\x19.recommender.v1.TargetRefR\x06target\"\x16\n" +
-	"\x14DeleteTargetResponse2\xa6\x04\n" +
+	"\x14DeleteTargetResponse\"\xe9\x01\n" +
+	"\x14ListDecisionsRequest\x121\n" +
+	"\x06target\x18\x01 \x01(\v2\x19.recommender.v1.TargetRefR\x06target\x120\n" +
+	"\x05since\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x120\n" +
+	"\x05until\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x05until\x12\x1b\n" +
+	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x05 \x01(\tR\tpageToken\"\x7f\n" +
+	"\x15ListDecisionsResponse\x12>\n" +
+	"\tdecisions\x18\x01 \x03(\v2 .recommender.v1.DecisionLogEntryR\tdecisions\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xc6\x04\n" +
+	"\x10DecisionLogEntry\x12.\n" +
+	"\x04time\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12)\n" +
+	"\x10current_replicas\x18\x02 \x01(\x05R\x0fcurrentReplicas\x12)\n" +
+	"\x10desired_replicas\x18\x03 \x01(\x05R\x0fdesiredReplicas\x12\x1a\n" +
+	"\bproposal\x18\x04 \x01(\x05R\bproposal\x12\x1e\n" +
+	"\n" +
+	"stabilized\x18\x05 \x01(\x05R\n" +
+	"stabilized\x12\x18\n" +
+	"\alimited\x18\x06 \x01(\x05R\alimited\x12\x14\n" +
+	"\x05final\x18\a \x01(\x05R\x05final\x12;\n" +
+	"\ametrics\x18\b \x03(\v2!.recommender.v1.DecisionLogMetricR\ametrics\x12D\n" +
+	"\n" +
+	"conditions\x18\t \x03(\v2$.recommender.v1.DecisionLogConditionR\n" +
+	"conditions\x12\x18\n" +
+	"\amessage\x18\n" +
+	" \x01(\tR\amessage\x12\x18\n" +
+	"\aoutcome\x18\v \x01(\tR\aoutcome\x12\x14\n" +
+	"\x05error\x18\f \x01(\tR\x05error\x12\x14\n" +
+	"\x05count\x18\r \x01(\x05R\x05count\x120\n" +
+	"\x05until\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\x05until\x12+\n" +
+	"\x11recommendation_id\x18\x0f \x01(\tR\x10recommendationId\"\xae\x02\n" +
+	"\x11DecisionLogMetric\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1a\n" +
+	"\bproposal\x18\x03 \x01(\x05R\bproposal\x12\x1f\n" +
+	"\vusage_ratio\x18\x04 \x01(\x01R\n" +
+	"usageRatio\x12\x14\n" +
+	"\x05value\x18\x05 \x01(\tR\x05value\x12\x1d\n" +
+	"\n" +
+	"ready_pods\x18\x06 \x01(\x05R\treadyPods\x12!\n" +
+	"\fignored_pods\x18\a \x01(\x05R\vignoredPods\x12!\n" +
+	"\fmissing_pods\x18\b \x01(\x05R\vmissingPods\x12!\n" +
+	"\funready_pods\x18\t \x01(\x05R\vunreadyPods\x12\x14\n" +
+	"\x05error\x18\n" +
+	" \x01(\tR\x05error\"Z\n" +
+	"\x14DecisionLogCondition\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason2\x89\x05\n" +
 	"\x12RecommenderService\x12P\n" +
 	"\tRecommend\x12 .recommender.v1.RecommendRequest\x1a!.recommender.v1.RecommendResponse\x12V\n" +
 	"\vReportScale\x12\".recommender.v1.ReportScaleRequest\x1a#.recommender.v1.ReportScaleResponse\x12R\n" +
 	"\bSimulate\x12\x1f.recommender.v1.SimulateRequest\x1a .recommender.v1.SimulateResponse\"\x03\x90\x02\x01\x12U\n" +
 	"\tGetTarget\x12 .recommender.v1.GetTargetRequest\x1a!.recommender.v1.GetTargetResponse\"\x03\x90\x02\x01\x12[\n" +
 	"\vListTargets\x12\".recommender.v1.ListTargetsRequest\x1a#.recommender.v1.ListTargetsResponse\"\x03\x90\x02\x01\x12^\n" +
-	"\fDeleteTarget\x12#.recommender.v1.DeleteTargetRequest\x1a$.recommender.v1.DeleteTargetResponse\"\x03\x90\x02\x02B\xd2\x01\n" +
+	"\fDeleteTarget\x12#.recommender.v1.DeleteTargetRequest\x1a$.recommender.v1.DeleteTargetResponse\"\x03\x90\x02\x02\x12a\n" +
+	"\rListDecisions\x12$.recommender.v1.ListDecisionsRequest\x1a%.recommender.v1.ListDecisionsResponse\"\x03\x90\x02\x01B\xd2\x01\n" +
 	"\x12com.recommender.v1B\x10RecommenderProtoP\x01ZQgithub.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1;recommenderv1\xa2\x02\x03RXX\xaa\x02\x0eRecommender.V1\xca\x02\x0eRecommender\\V1\xe2\x02\x1aRecommender\\V1\\GPBMetadata\xea\x02\x0fRecommender::V1b\x06proto3"
 
 var (
@@ -4177,7 +4734,7 @@ func file_recommender_v1_recommender_proto_rawDescGZIP() []byte {
 	return file_recommender_v1_recommender_proto_rawDescData
 }
 
-var file_recommender_v1_recommender_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
+var file_recommender_v1_recommender_proto_msgTypes = make([]protoimpl.MessageInfo, 63)
 var file_recommender_v1_recommender_proto_goTypes = []any{
 	(*TargetRef)(nil),                       // 0: recommender.v1.TargetRef
 	(*HorizontalPodAutoscalerSpec)(nil),     // 1: recommender.v1.HorizontalPodAutoscalerSpec
@@ -4232,13 +4789,18 @@ var file_recommender_v1_recommender_proto_goTypes = []any{
 	(*TargetSummary)(nil),                   // 50: recommender.v1.TargetSummary
 	(*DeleteTargetRequest)(nil),             // 51: recommender.v1.DeleteTargetRequest
 	(*DeleteTargetResponse)(nil),            // 52: recommender.v1.DeleteTargetResponse
-	nil,                                     // 53: recommender.v1.LabelSelector.MatchLabelsEntry
-	nil,                                     // 54: recommender.v1.PodState.RequestsEntry
-	nil,                                     // 55: recommender.v1.PodState.OverheadEntry
-	nil,                                     // 56: recommender.v1.ContainerState.RequestsEntry
-	nil,                                     // 57: recommender.v1.InitContainerState.RequestsEntry
-	(*timestamppb.Timestamp)(nil),           // 58: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),             // 59: google.protobuf.Duration
+	(*ListDecisionsRequest)(nil),            // 53: recommender.v1.ListDecisionsRequest
+	(*ListDecisionsResponse)(nil),           // 54: recommender.v1.ListDecisionsResponse
+	(*DecisionLogEntry)(nil),                // 55: recommender.v1.DecisionLogEntry
+	(*DecisionLogMetric)(nil),               // 56: recommender.v1.DecisionLogMetric
+	(*DecisionLogCondition)(nil),            // 57: recommender.v1.DecisionLogCondition
+	nil,                                     // 58: recommender.v1.LabelSelector.MatchLabelsEntry
+	nil,                                     // 59: recommender.v1.PodState.RequestsEntry
+	nil,                                     // 60: recommender.v1.PodState.OverheadEntry
+	nil,                                     // 61: recommender.v1.ContainerState.RequestsEntry
+	nil,                                     // 62: recommender.v1.InitContainerState.RequestsEntry
+	(*timestamppb.Timestamp)(nil),           // 63: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),             // 64: google.protobuf.Duration
 }
 var file_recommender_v1_recommender_proto_depIdxs = []int32{
 	2,   // 0: recommender.v1.HorizontalPodAutoscalerSpec.scale_target_ref:type_name -> recommender.v1.CrossVersionObjectReference
@@ -4260,32 +4822,32 @@ var file_recommender_v1_recommender_proto_depIdxs = []int32{
 	13,  // 16: recommender.v1.ExternalMetricSource.target:type_name -> recommender.v1.MetricTarget
 	11,  // 17: recommender.v1.MetricIdentifier.selector:type_name -> recommender.v1.LabelSelector
 	10,  // 18: recommender.v1.MetricIdentifier.source:type_name -> recommender.v1.MetricSourceReference
-	53,  // 19: recommender.v1.LabelSelector.match_labels:type_name -> recommender.v1.LabelSelector.MatchLabelsEntry
+	58,  // 19: recommender.v1.LabelSelector.match_labels:type_name -> recommender.v1.LabelSelector.MatchLabelsEntry
 	12,  // 20: recommender.v1.LabelSelector.match_expressions:type_name -> recommender.v1.LabelSelectorRequirement
 	15,  // 21: recommender.v1.HorizontalPodAutoscalerBehavior.scale_up:type_name -> recommender.v1.HPAScalingRules
 	15,  // 22: recommender.v1.HorizontalPodAutoscalerBehavior.scale_down:type_name -> recommender.v1.HPAScalingRules
 	16,  // 23: recommender.v1.HPAScalingRules.policies:type_name -> recommender.v1.HPAScalingPolicy
-	58,  // 24: recommender.v1.PodState.ready_transition_time:type_name -> google.protobuf.Timestamp
-	58,  // 25: recommender.v1.PodState.start_time:type_name -> google.protobuf.Timestamp
-	58,  // 26: recommender.v1.PodState.deletion_timestamp:type_name -> google.protobuf.Timestamp
+	63,  // 24: recommender.v1.PodState.ready_transition_time:type_name -> google.protobuf.Timestamp
+	63,  // 25: recommender.v1.PodState.start_time:type_name -> google.protobuf.Timestamp
+	63,  // 26: recommender.v1.PodState.deletion_timestamp:type_name -> google.protobuf.Timestamp
 	18,  // 27: recommender.v1.PodState.containers:type_name -> recommender.v1.ContainerState
 	19,  // 28: recommender.v1.PodState.init_containers:type_name -> recommender.v1.InitContainerState
-	54,  // 29: recommender.v1.PodState.requests:type_name -> recommender.v1.PodState.RequestsEntry
-	55,  // 30: recommender.v1.PodState.overhead:type_name -> recommender.v1.PodState.OverheadEntry
-	56,  // 31: recommender.v1.ContainerState.requests:type_name -> recommender.v1.ContainerState.RequestsEntry
-	57,  // 32: recommender.v1.InitContainerState.requests:type_name -> recommender.v1.InitContainerState.RequestsEntry
+	59,  // 29: recommender.v1.PodState.requests:type_name -> recommender.v1.PodState.RequestsEntry
+	60,  // 30: recommender.v1.PodState.overhead:type_name -> recommender.v1.PodState.OverheadEntry
+	61,  // 31: recommender.v1.ContainerState.requests:type_name -> recommender.v1.ContainerState.RequestsEntry
+	62,  // 32: recommender.v1.InitContainerState.requests:type_name -> recommender.v1.InitContainerState.RequestsEntry
 	21,  // 33: recommender.v1.MetricObservation.pod_values:type_name -> recommender.v1.PodMetricValue
-	58,  // 34: recommender.v1.PodMetricValue.timestamp:type_name -> google.protobuf.Timestamp
-	59,  // 35: recommender.v1.PodMetricValue.window:type_name -> google.protobuf.Duration
-	59,  // 36: recommender.v1.Options.cpu_initialization_period:type_name -> google.protobuf.Duration
-	59,  // 37: recommender.v1.Options.initial_readiness_delay:type_name -> google.protobuf.Duration
-	59,  // 38: recommender.v1.Options.downscale_stabilization_window:type_name -> google.protobuf.Duration
+	63,  // 34: recommender.v1.PodMetricValue.timestamp:type_name -> google.protobuf.Timestamp
+	64,  // 35: recommender.v1.PodMetricValue.window:type_name -> google.protobuf.Duration
+	64,  // 36: recommender.v1.Options.cpu_initialization_period:type_name -> google.protobuf.Duration
+	64,  // 37: recommender.v1.Options.initial_readiness_delay:type_name -> google.protobuf.Duration
+	64,  // 38: recommender.v1.Options.downscale_stabilization_window:type_name -> google.protobuf.Duration
 	0,   // 39: recommender.v1.RecommendRequest.target:type_name -> recommender.v1.TargetRef
 	1,   // 40: recommender.v1.RecommendRequest.spec:type_name -> recommender.v1.HorizontalPodAutoscalerSpec
 	17,  // 41: recommender.v1.RecommendRequest.pods:type_name -> recommender.v1.PodState
 	20,  // 42: recommender.v1.RecommendRequest.metrics:type_name -> recommender.v1.MetricObservation
 	22,  // 43: recommender.v1.RecommendRequest.options:type_name -> recommender.v1.Options
-	58,  // 44: recommender.v1.RecommendResponse.decision_time:type_name -> google.protobuf.Timestamp
+	63,  // 44: recommender.v1.RecommendResponse.decision_time:type_name -> google.protobuf.Timestamp
 	25,  // 45: recommender.v1.RecommendResponse.current_metrics:type_name -> recommender.v1.MetricStatus
 	32,  // 46: recommender.v1.RecommendResponse.conditions:type_name -> recommender.v1.Condition
 	33,  // 47: recommender.v1.RecommendResponse.explanation:type_name -> recommender.v1.Explanation
@@ -4303,28 +4865,28 @@ var file_recommender_v1_recommender_proto_depIdxs = []int32{
 	2,   // 59: recommender.v1.ObjectMetricStatus.described_object:type_name -> recommender.v1.CrossVersionObjectReference
 	9,   // 60: recommender.v1.ExternalMetricStatus.metric:type_name -> recommender.v1.MetricIdentifier
 	31,  // 61: recommender.v1.ExternalMetricStatus.current:type_name -> recommender.v1.MetricValueStatus
-	58,  // 62: recommender.v1.Condition.last_transition_time:type_name -> google.protobuf.Timestamp
+	63,  // 62: recommender.v1.Condition.last_transition_time:type_name -> google.protobuf.Timestamp
 	34,  // 63: recommender.v1.Explanation.metrics:type_name -> recommender.v1.MetricExplanation
-	59,  // 64: recommender.v1.Explanation.stabilization_window:type_name -> google.protobuf.Duration
+	64,  // 64: recommender.v1.Explanation.stabilization_window:type_name -> google.protobuf.Duration
 	0,   // 65: recommender.v1.ReportScaleRequest.target:type_name -> recommender.v1.TargetRef
 	1,   // 66: recommender.v1.SimulateRequest.spec:type_name -> recommender.v1.HorizontalPodAutoscalerSpec
 	22,  // 67: recommender.v1.SimulateRequest.options:type_name -> recommender.v1.Options
 	41,  // 68: recommender.v1.SimulateRequest.history:type_name -> recommender.v1.History
 	38,  // 69: recommender.v1.SimulateRequest.steps:type_name -> recommender.v1.SimulateStep
-	58,  // 70: recommender.v1.SimulateStep.time:type_name -> google.protobuf.Timestamp
+	63,  // 70: recommender.v1.SimulateStep.time:type_name -> google.protobuf.Timestamp
 	17,  // 71: recommender.v1.SimulateStep.pods:type_name -> recommender.v1.PodState
 	20,  // 72: recommender.v1.SimulateStep.metrics:type_name -> recommender.v1.MetricObservation
 	40,  // 73: recommender.v1.SimulateResponse.steps:type_name -> recommender.v1.SimulateStepResult
 	41,  // 74: recommender.v1.SimulateResponse.history:type_name -> recommender.v1.History
-	58,  // 75: recommender.v1.SimulateStepResult.time:type_name -> google.protobuf.Timestamp
+	63,  // 75: recommender.v1.SimulateStepResult.time:type_name -> google.protobuf.Timestamp
 	25,  // 76: recommender.v1.SimulateStepResult.current_metrics:type_name -> recommender.v1.MetricStatus
 	32,  // 77: recommender.v1.SimulateStepResult.conditions:type_name -> recommender.v1.Condition
 	33,  // 78: recommender.v1.SimulateStepResult.explanation:type_name -> recommender.v1.Explanation
 	42,  // 79: recommender.v1.History.recommendations:type_name -> recommender.v1.HistoryRecommendation
 	43,  // 80: recommender.v1.History.scale_up_events:type_name -> recommender.v1.ScaleEvent
 	43,  // 81: recommender.v1.History.scale_down_events:type_name -> recommender.v1.ScaleEvent
-	58,  // 82: recommender.v1.HistoryRecommendation.time:type_name -> google.protobuf.Timestamp
-	58,  // 83: recommender.v1.ScaleEvent.time:type_name -> google.protobuf.Timestamp
+	63,  // 82: recommender.v1.HistoryRecommendation.time:type_name -> google.protobuf.Timestamp
+	63,  // 83: recommender.v1.ScaleEvent.time:type_name -> google.protobuf.Timestamp
 	0,   // 84: recommender.v1.GetTargetRequest.target:type_name -> recommender.v1.TargetRef
 	0,   // 85: recommender.v1.GetTargetResponse.target:type_name -> recommender.v1.TargetRef
 	1,   // 86: recommender.v1.GetTargetResponse.spec:type_name -> recommender.v1.HorizontalPodAutoscalerSpec
@@ -4332,33 +4894,43 @@ var file_recommender_v1_recommender_proto_depIdxs = []int32{
 	32,  // 88: recommender.v1.GetTargetResponse.conditions:type_name -> recommender.v1.Condition
 	46,  // 89: recommender.v1.GetTargetResponse.last_decision:type_name -> recommender.v1.LastDecision
 	47,  // 90: recommender.v1.GetTargetResponse.pending_decisions:type_name -> recommender.v1.PendingDecision
-	58,  // 91: recommender.v1.GetTargetResponse.last_seen:type_name -> google.protobuf.Timestamp
-	58,  // 92: recommender.v1.GetTargetResponse.first_seen:type_name -> google.protobuf.Timestamp
-	58,  // 93: recommender.v1.LastDecision.time:type_name -> google.protobuf.Timestamp
+	63,  // 91: recommender.v1.GetTargetResponse.last_seen:type_name -> google.protobuf.Timestamp
+	63,  // 92: recommender.v1.GetTargetResponse.first_seen:type_name -> google.protobuf.Timestamp
+	63,  // 93: recommender.v1.LastDecision.time:type_name -> google.protobuf.Timestamp
 	24,  // 94: recommender.v1.LastDecision.response:type_name -> recommender.v1.RecommendResponse
-	58,  // 95: recommender.v1.PendingDecision.time:type_name -> google.protobuf.Timestamp
+	63,  // 95: recommender.v1.PendingDecision.time:type_name -> google.protobuf.Timestamp
 	50,  // 96: recommender.v1.ListTargetsResponse.targets:type_name -> recommender.v1.TargetSummary
 	0,   // 97: recommender.v1.TargetSummary.target:type_name -> recommender.v1.TargetRef
-	58,  // 98: recommender.v1.TargetSummary.last_seen:type_name -> google.protobuf.Timestamp
-	58,  // 99: recommender.v1.TargetSummary.first_seen:type_name -> google.protobuf.Timestamp
+	63,  // 98: recommender.v1.TargetSummary.last_seen:type_name -> google.protobuf.Timestamp
+	63,  // 99: recommender.v1.TargetSummary.first_seen:type_name -> google.protobuf.Timestamp
 	0,   // 100: recommender.v1.DeleteTargetRequest.target:type_name -> recommender.v1.TargetRef
-	23,  // 101: recommender.v1.RecommenderService.Recommend:input_type -> recommender.v1.RecommendRequest
-	35,  // 102: recommender.v1.RecommenderService.ReportScale:input_type -> recommender.v1.ReportScaleRequest
-	37,  // 103: recommender.v1.RecommenderService.Simulate:input_type -> recommender.v1.SimulateRequest
-	44,  // 104: recommender.v1.RecommenderService.GetTarget:input_type -> recommender.v1.GetTargetRequest
-	48,  // 105: recommender.v1.RecommenderService.ListTargets:input_type -> recommender.v1.ListTargetsRequest
-	51,  // 106: recommender.v1.RecommenderService.DeleteTarget:input_type -> recommender.v1.DeleteTargetRequest
-	24,  // 107: recommender.v1.RecommenderService.Recommend:output_type -> recommender.v1.RecommendResponse
-	36,  // 108: recommender.v1.RecommenderService.ReportScale:output_type -> recommender.v1.ReportScaleResponse
-	39,  // 109: recommender.v1.RecommenderService.Simulate:output_type -> recommender.v1.SimulateResponse
-	45,  // 110: recommender.v1.RecommenderService.GetTarget:output_type -> recommender.v1.GetTargetResponse
-	49,  // 111: recommender.v1.RecommenderService.ListTargets:output_type -> recommender.v1.ListTargetsResponse
-	52,  // 112: recommender.v1.RecommenderService.DeleteTarget:output_type -> recommender.v1.DeleteTargetResponse
-	107, // [107:113] is the sub-list for method output_type
-	101, // [101:107] is the sub-list for method input_type
-	101, // [101:101] is the sub-list for extension type_name
-	101, // [101:101] is the sub-list for extension extendee
-	0,   // [0:101] is the sub-list for field type_name
+	0,   // 101: recommender.v1.ListDecisionsRequest.target:type_name -> recommender.v1.TargetRef
+	63,  // 102: recommender.v1.ListDecisionsRequest.since:type_name -> google.protobuf.Timestamp
+	63,  // 103: recommender.v1.ListDecisionsRequest.until:type_name -> google.protobuf.Timestamp
+	55,  // 104: recommender.v1.ListDecisionsResponse.decisions:type_name -> recommender.v1.DecisionLogEntry
+	63,  // 105: recommender.v1.DecisionLogEntry.time:type_name -> google.protobuf.Timestamp
+	56,  // 106: recommender.v1.DecisionLogEntry.metrics:type_name -> recommender.v1.DecisionLogMetric
+	57,  // 107: recommender.v1.DecisionLogEntry.conditions:type_name -> recommender.v1.DecisionLogCondition
+	63,  // 108: recommender.v1.DecisionLogEntry.until:type_name -> google.protobuf.Timestamp
+	23,  // 109: recommender.v1.RecommenderService.Recommend:input_type -> recommender.v1.RecommendRequest
+	35,  // 110: recommender.v1.RecommenderService.ReportScale:input_type -> recommender.v1.ReportScaleRequest
+	37,  // 111: recommender.v1.RecommenderService.Simulate:input_type -> recommender.v1.SimulateRequest
+	44,  // 112: recommender.v1.RecommenderService.GetTarget:input_type -> recommender.v1.GetTargetRequest
+	48,  // 113: recommender.v1.RecommenderService.ListTargets:input_type -> recommender.v1.ListTargetsRequest
+	51,  // 114: recommender.v1.RecommenderService.DeleteTarget:input_type -> recommender.v1.DeleteTargetRequest
+	53,  // 115: recommender.v1.RecommenderService.ListDecisions:input_type -> recommender.v1.ListDecisionsRequest
+	24,  // 116: recommender.v1.RecommenderService.Recommend:output_type -> recommender.v1.RecommendResponse
+	36,  // 117: recommender.v1.RecommenderService.ReportScale:output_type -> recommender.v1.ReportScaleResponse
+	39,  // 118: recommender.v1.RecommenderService.Simulate:output_type -> recommender.v1.SimulateResponse
+	45,  // 119: recommender.v1.RecommenderService.GetTarget:output_type -> recommender.v1.GetTargetResponse
+	49,  // 120: recommender.v1.RecommenderService.ListTargets:output_type -> recommender.v1.ListTargetsResponse
+	52,  // 121: recommender.v1.RecommenderService.DeleteTarget:output_type -> recommender.v1.DeleteTargetResponse
+	54,  // 122: recommender.v1.RecommenderService.ListDecisions:output_type -> recommender.v1.ListDecisionsResponse
+	116, // [116:123] is the sub-list for method output_type
+	109, // [109:116] is the sub-list for method input_type
+	109, // [109:109] is the sub-list for extension type_name
+	109, // [109:109] is the sub-list for extension extendee
+	0,   // [0:109] is the sub-list for field type_name
 }
 
 func init() { file_recommender_v1_recommender_proto_init() }
@@ -4381,7 +4953,7 @@ func file_recommender_v1_recommender_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_recommender_v1_recommender_proto_rawDesc), len(file_recommender_v1_recommender_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   58,
+			NumMessages:   63,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -27,12 +27,13 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	RecommenderService_Recommend_FullMethodName    = "/recommender.v1.RecommenderService/Recommend"
-	RecommenderService_ReportScale_FullMethodName  = "/recommender.v1.RecommenderService/ReportScale"
-	RecommenderService_Simulate_FullMethodName     = "/recommender.v1.RecommenderService/Simulate"
-	RecommenderService_GetTarget_FullMethodName    = "/recommender.v1.RecommenderService/GetTarget"
-	RecommenderService_ListTargets_FullMethodName  = "/recommender.v1.RecommenderService/ListTargets"
-	RecommenderService_DeleteTarget_FullMethodName = "/recommender.v1.RecommenderService/DeleteTarget"
+	RecommenderService_Recommend_FullMethodName     = "/recommender.v1.RecommenderService/Recommend"
+	RecommenderService_ReportScale_FullMethodName   = "/recommender.v1.RecommenderService/ReportScale"
+	RecommenderService_Simulate_FullMethodName      = "/recommender.v1.RecommenderService/Simulate"
+	RecommenderService_GetTarget_FullMethodName     = "/recommender.v1.RecommenderService/GetTarget"
+	RecommenderService_ListTargets_FullMethodName   = "/recommender.v1.RecommenderService/ListTargets"
+	RecommenderService_DeleteTarget_FullMethodName  = "/recommender.v1.RecommenderService/DeleteTarget"
+	RecommenderService_ListDecisions_FullMethodName = "/recommender.v1.RecommenderService/ListDecisions"
 )
 
 // RecommenderServiceClient is the client API for RecommenderService service.
@@ -57,6 +58,10 @@ type RecommenderServiceClient interface {
 	ListTargets(ctx context.Context, in *ListTargetsRequest, opts ...grpc.CallOption) (*ListTargetsResponse, error)
 	// DeleteTarget forgets a target and its history.
 	DeleteTarget(ctx context.Context, in *DeleteTargetRequest, opts ...grpc.CallOption) (*DeleteTargetResponse, error)
+	// ListDecisions returns a target's decision log, newest first: every decision Recommend made
+	// for it (dry runs excepted), with its stages, each metric's proposal, the sentence and the
+	// outcome ReportScale gave it. NotFound for an unknown target.
+	ListDecisions(ctx context.Context, in *ListDecisionsRequest, opts ...grpc.CallOption) (*ListDecisionsResponse, error)
 }
 
 type recommenderServiceClient struct {
@@ -127,6 +132,16 @@ func (c *recommenderServiceClient) DeleteTarget(ctx context.Context, in *DeleteT
 	return out, nil
 }
 
+func (c *recommenderServiceClient) ListDecisions(ctx context.Context, in *ListDecisionsRequest, opts ...grpc.CallOption) (*ListDecisionsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListDecisionsResponse)
+	err := c.cc.Invoke(ctx, RecommenderService_ListDecisions_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // RecommenderServiceServer is the server API for RecommenderService service.
 // All implementations must embed UnimplementedRecommenderServiceServer
 // for forward compatibility.
@@ -149,6 +164,10 @@ type RecommenderServiceServer interface {
 	ListTargets(context.Context, *ListTargetsRequest) (*ListTargetsResponse, error)
 	// DeleteTarget forgets a target and its history.
 	DeleteTarget(context.Context, *DeleteTargetRequest) (*DeleteTargetResponse, error)
+	// ListDecisions returns a target's decision log, newest first: every decision Recommend made
+	// for it (dry runs excepted), with its stages, each metric's proposal, the sentence and the
+	// outcome ReportScale gave it. NotFound for an unknown target.
+	ListDecisions(context.Context, *ListDecisionsRequest) (*ListDecisionsResponse, error)
 	mustEmbedUnimplementedRecommenderServiceServer()
 }
 
@@ -176,6 +195,9 @@ func (UnimplementedRecommenderServiceServer) ListTargets(context.Context, *ListT
 }
 func (UnimplementedRecommenderServiceServer) DeleteTarget(context.Context, *DeleteTargetRequest) (*DeleteTargetResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteTarget not implemented")
+}
+func (UnimplementedRecommenderServiceServer) ListDecisions(context.Context, *ListDecisionsRequest) (*ListDecisionsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListDecisions not implemented")
 }
 func (UnimplementedRecommenderServiceServer) mustEmbedUnimplementedRecommenderServiceServer() {}
 func (UnimplementedRecommenderServiceServer) testEmbeddedByValue()                            {}
@@ -306,6 +328,24 @@ func _RecommenderService_DeleteTarget_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _RecommenderService_ListDecisions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListDecisionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RecommenderServiceServer).ListDecisions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RecommenderService_ListDecisions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RecommenderServiceServer).ListDecisions(ctx, req.(*ListDecisionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // RecommenderService_ServiceDesc is the grpc.ServiceDesc for RecommenderService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -336,6 +376,10 @@ var RecommenderService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeleteTarget",
 			Handler:    _RecommenderService_DeleteTarget_Handler,
+		},
+		{
+			MethodName: "ListDecisions",
+			Handler:    _RecommenderService_ListDecisions_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
