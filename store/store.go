@@ -63,7 +63,7 @@ func (e *NoSpaceError) Unwrap() error { return e.Err }
 //
 // Writes: Update is the only way to write a target (Delete and DeleteUnseenSince only remove
 // them). A caller that needs several things of one target written together (its record and,
-// later, an entry of its decision log) writes them in one Update.
+// an entry of its decision log) writes them in one Update.
 //
 // Errors: ErrNotFound, ErrConflict, ErrUnavailable, ErrInvalidArgument and ErrNoSpace (wrapped,
 // use errors.Is); an error returned by an UpdateFunc comes back unchanged, so errors.Is and
@@ -101,6 +101,11 @@ type Store interface {
 	// collection) and returns how many it removed. Targets updated concurrently are
 	// re-checked before removal, so a target seen again is kept.
 	DeleteUnseenSince(ctx context.Context, cutoff time.Time) (int, error)
+
+	// ListDecisions returns the decision log of the target under key, newest first: its
+	// recent entries, then the retired ones the backend keeps, filtered and paged by opts,
+	// and the token of the next page ("" on the last). ErrNotFound when there is no target.
+	ListDecisions(ctx context.Context, key Key, opts DecisionListOptions) ([]DecisionEntry, string, error)
 
 	// Ping returns nil when the backend answers, else an error wrapping ErrUnavailable.
 	Ping(ctx context.Context) error
@@ -158,6 +163,15 @@ type Target struct {
 	// FirstSeen is the time of the call that first stored this target (its age, as AGE shows
 	// an object's); zero for a target stored before FirstSeen was kept.
 	FirstSeen time.Time
+	// RecentDecisions are the newest entries of the decision log, oldest first, stored in the
+	// record: the ones a later write may still change (decisions.go).
+	RecentDecisions []DecisionEntry
+	// RetiredDecisions are entries an UpdateFunc moved out of RecentDecisions, oldest first
+	// and older than every recent one; the store appends them to the target's log in the
+	// same write. Always nil in what the store returns.
+	RetiredDecisions []DecisionEntry
+	// DecisionLog is the store's bookkeeping of the retired entries.
+	DecisionLog DecisionLogState
 	// Revision is set by the store: it changes on every write of this target and is larger
 	// after a later write. Its values are otherwise backend-specific; it is not part of the
 	// stored record.

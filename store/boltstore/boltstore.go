@@ -30,6 +30,9 @@ type Options struct {
 	// MaxBatchSize is the most writes one transaction commits (commit.go); 1 commits each
 	// write alone. Zero means DefaultMaxBatchSize.
 	MaxBatchSize int
+	// DecisionLog bounds each target's decision log (store/decisions.go). Zero fields: no
+	// bound.
+	DecisionLog store.DecisionLogLimits
 }
 
 // Defaults for Options; the package doc says why.
@@ -46,6 +49,7 @@ type Store struct {
 	db      *bolt.DB
 	path    string
 	commits *committer // every Update and Delete
+	limits  store.DecisionLogLimits
 	// failed is the storage failure of the last write that failed: Ping reports it until its
 	// own probe commits (a write that commits does not clear it).
 	failed atomic.Pointer[error]
@@ -93,7 +97,7 @@ func Open(path string, opts Options) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("open bolt store %s: %w", path, translate(err, path))
 	}
-	s := &Store{db: db, path: path, commits: newCommitter(db, opts.MaxBatchSize)}
+	s := &Store{db: db, path: path, commits: newCommitter(db, opts.MaxBatchSize), limits: opts.DecisionLog}
 	s.openTxID = s.txID()
 	return s, nil
 }
@@ -215,6 +219,9 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 		}
 		withKey := *next // fn's result is not changed
 		withKey.Key = key
+		if err := s.writeDecisions(tx, k, &withKey); err != nil {
+			return err
+		}
 		enc, err := codec.Marshal(&withKey, int64(rev))
 		if err != nil {
 			return err
@@ -260,6 +267,9 @@ func (s *Store) Delete(ctx context.Context, key store.Key) error {
 		found = b.Get(k) != nil
 		if !found {
 			return nil
+		}
+		if err := deleteDecisions(tx, k); err != nil {
+			return err
 		}
 		return b.Delete(k)
 	})
@@ -365,6 +375,9 @@ func (s *Store) DeleteUnseenSince(ctx context.Context, cutoff time.Time) (int, e
 				if err := b.Delete(k); err != nil {
 					return err
 				}
+				if err := deleteDecisions(tx, k); err != nil {
+					return err
+				}
 				n++
 			}
 			return nil
@@ -414,8 +427,8 @@ func (s *Store) Ping(ctx context.Context) error {
 // records (64 of ~2 KB each).
 const probeSize = 1 << 20
 
-// Check runs bbolt's consistency check of the whole file, and decodes every record, and
-// returns the first problem found.
+// Check runs bbolt's consistency check of the whole file, decodes every record and decision
+// log entry (each belonging to a stored target), and returns the first problem found.
 func (s *Store) Check() error {
 	var first error
 	err := s.db.View(func(tx *bolt.Tx) error {
@@ -428,13 +441,34 @@ func (s *Store) Check() error {
 		if first != nil {
 			return nil
 		}
-		return tx.Bucket(bucketTargets).ForEach(func(k, v []byte) error {
+		err := tx.Bucket(bucketTargets).ForEach(func(k, v []byte) error {
 			key, err := codec.DecodeKey(k)
 			if err == nil {
 				_, err = decode(key, v)
 			}
 			if err != nil && first == nil {
 				first = fmt.Errorf("stored key %q: %w", k, err)
+			}
+			return nil
+		})
+		if err != nil || first != nil {
+			return err
+		}
+		targets := tx.Bucket(bucketTargets)
+		return tx.Bucket(bucketDecisions).ForEach(func(k, v []byte) error {
+			seq, err := codec.DecisionSeq(k)
+			var e store.DecisionEntry
+			switch {
+			case err != nil:
+			case targets.Get(k[:len(k)-8]) == nil:
+				err = errors.New("belongs to no stored target")
+			default:
+				if e, err = codec.UnmarshalDecision(v); err == nil && e.Seq != seq {
+					err = fmt.Errorf("holds seq %d", e.Seq)
+				}
+			}
+			if err != nil && first == nil {
+				first = fmt.Errorf("stored decision %q: %w", k, err)
 			}
 			return nil
 		})

@@ -54,6 +54,27 @@ func TestStore(t *testing.T) {
 	}
 }
 
+// TestDecisionLog runs the decision log suite, with the default batching and batches of one.
+func TestDecisionLog(t *testing.T) {
+	for _, opts := range []boltstore.Options{{}, {MaxBatchSize: 1}} {
+		t.Run(fmt.Sprintf("batch=%d", opts.MaxBatchSize), func(t *testing.T) {
+			storetest.RunDecisionLog(t, func(t *testing.T, limits store.DecisionLogLimits) store.Store {
+				opts.DecisionLog = limits
+				s, err := boltstore.Open(filepath.Join(t.TempDir(), "hpa.db"), opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = s.Close() })
+				return s
+			}, storetest.WithInvariant(func(t *testing.T, s store.Store) {
+				if err := s.(*boltstore.Store).Check(); err != nil {
+					t.Error(err)
+				}
+			}))
+		})
+	}
+}
+
 // TestFailedWriteInABatch: writes that share a batch with one whose fn fails commit; the
 // failing one gets fn's error and writes nothing.
 func TestFailedWriteInABatch(t *testing.T) {

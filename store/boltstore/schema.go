@@ -15,6 +15,12 @@ import (
 //	  "ping_probe"     -> Ping's probe after a failed write, removed again at once
 //	targets  bucket, its sequence is the revision counter
 //	  codec.EncodeKey(key) -> codec record of format 4 (carrying its revision)
+//	decisions bucket: the retired entries of the targets' decision logs (store/decisions.go)
+//	  codec.EncodeDecisionKey(key, seq) -> codec.MarshalDecision(entry)
+//
+// The decisions bucket came with version 5 files of a later release, without a version bump:
+// Open creates it when missing, and a release that does not know it reads the file as before
+// (it ignores the bucket and drops the logs' recent entries when it rewrites a record).
 //
 // Versions: 1 held records of JSON version 1; 2 also JSON version 2; 3 also the binary format
 // 3; 4 also format 4, and a write-ahead log beside the file (<file>.wal/, its newest segment
@@ -29,6 +35,7 @@ const SchemaVersion = 5
 var (
 	bucketMeta       = []byte("meta")
 	bucketTargets    = []byte("targets")
+	bucketDecisions  = []byte("decisions")
 	keySchemaVersion = []byte("schema_version")
 	keyProbe         = []byte("ping_probe")
 )
@@ -54,7 +61,10 @@ func initSchema(tx *bolt.Tx) (version int, created bool, err error) {
 		if err := meta.Put(keySchemaVersion, []byte(strconv.Itoa(SchemaVersion))); err != nil {
 			return 0, false, err
 		}
-		_, err = tx.CreateBucket(bucketTargets)
+		if _, err = tx.CreateBucket(bucketTargets); err != nil {
+			return 0, false, err
+		}
+		_, err = tx.CreateBucket(bucketDecisions)
 		return SchemaVersion, true, err
 	}
 	raw := meta.Get(keySchemaVersion)
@@ -71,6 +81,9 @@ func initSchema(tx *bolt.Tx) (version int, created bool, err error) {
 	}
 	if tx.Bucket(bucketTargets) == nil {
 		return 0, false, fmt.Errorf("bucket %q missing: %w", bucketTargets, ErrUnsupportedSchema)
+	}
+	if _, err := tx.CreateBucketIfNotExists(bucketDecisions); err != nil {
+		return 0, false, err
 	}
 	return v, false, nil
 }

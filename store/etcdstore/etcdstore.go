@@ -61,6 +61,9 @@ type Config struct {
 	// history shares.
 	// Replicas sharing an etcd each compact; a compaction another one made first is no error.
 	CompactionInterval time.Duration
+	// DecisionLog bounds each target's decision log (store/decisions.go); zero fields: no
+	// bound.
+	DecisionLog store.DecisionLogLimits
 	// OnCompact, when set, is called after each compaction the store asks etcd for, with the
 	// revision and the request's error (nil when etcd compacted, or had already compacted past
 	// it). It must not block.
@@ -340,12 +343,17 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 		}
 		withKey := *next
 		withKey.Key = key
+		logOps, err := s.writeDecisions(ctx, codec.EncodeKey(key), &withKey)
+		if err != nil {
+			return nil, fmt.Errorf("update %s: %w", key, err)
+		}
 		enc, err := codec.Marshal(&withKey, 0) // Revision is the key's ModRevision, not stored
 		if err != nil {
 			return nil, fmt.Errorf("update %s: %w", key, err)
 		}
+		ops := append([]clientv3.Op{clientv3.OpPut(k, string(enc))}, logOps...)
 		txn, err := call(ctx, s, func(ctx context.Context) (*clientv3.TxnResponse, error) {
-			return s.kv.Txn(ctx).If(guard).Then(clientv3.OpPut(k, string(enc))).Else(clientv3.OpGet(k)).Commit()
+			return s.kv.Txn(ctx).If(guard).Then(ops...).Else(clientv3.OpGet(k)).Commit()
 		})
 		if err != nil {
 			return nil, fmt.Errorf("update %s: %w", key, err)
@@ -412,12 +420,15 @@ func (s *Store) Delete(ctx context.Context, key store.Key) error {
 	if err := s.ready(ctx); err != nil {
 		return err
 	}
-	k := s.keys.target(codec.EncodeKey(key))
-	resp, err := call(ctx, s, func(ctx context.Context) (*clientv3.DeleteResponse, error) { return s.kv.Delete(ctx, k) })
+	enc := codec.EncodeKey(key)
+	k := s.keys.target(enc)
+	txn, err := call(ctx, s, func(ctx context.Context) (*clientv3.TxnResponse, error) {
+		return s.kv.Txn(ctx).Then(clientv3.OpDelete(k), clientv3.OpDelete(s.keys.decisionsOf(enc), clientv3.WithPrefix())).Commit()
+	})
 	if err != nil {
 		return fmt.Errorf("delete %s: %w", key, err)
 	}
-	if resp.Deleted == 0 {
+	if txn.Responses[0].GetResponseDeleteRange().Deleted == 0 {
 		return fmt.Errorf("delete %s: %w", key, store.ErrNotFound)
 	}
 	return nil
@@ -506,9 +517,10 @@ func (s *Store) deleteUnseenSince(ctx context.Context, cutoff time.Time, beforeD
 			}
 			if seen.Before(cutoff) {
 				k := string(kv.Key)
+				log := s.keys.decisionsOf(kv.Key[len(s.keys.targets):])
 				doomed = append(doomed, clientv3.OpTxn(
 					[]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(k), "=", kv.ModRevision)},
-					[]clientv3.Op{clientv3.OpDelete(k)}, nil))
+					[]clientv3.Op{clientv3.OpDelete(k), clientv3.OpDelete(log, clientv3.WithPrefix())}, nil))
 			}
 		}
 		if beforeDelete != nil {

@@ -70,6 +70,16 @@ func TestStore(t *testing.T) {
 	}))
 }
 
+// TestDecisionLog runs the decision log suite.
+func TestDecisionLog(t *testing.T) {
+	raw := rawClient(t)
+	storetest.RunDecisionLog(t, func(t *testing.T, limits store.DecisionLogLimits) store.Store {
+		return open(t, etcdstore.Config{Prefix: newPrefix(), DecisionLog: limits})
+	}, storetest.WithInvariant(func(t *testing.T, s store.Store) {
+		checkLayout(t, raw, s.(*etcdstore.Store).Prefix())
+	}))
+}
+
 // checkLayout checks every key under prefix against schema.go: the schema version, and
 // targets whose key decodes and whose record decodes to that key.
 func checkLayout(t *testing.T, raw *clientv3.Client, prefix string) {
@@ -91,6 +101,10 @@ func checkLayout(t *testing.T, raw *clientv3.Client, prefix string) {
 			}
 			continue
 		}
+		if dk, ok := strings.CutPrefix(rel, "decisions/"); ok {
+			checkDecision(t, raw, prefix, []byte(dk), kv.Value)
+			continue
+		}
 		enc, ok := strings.CutPrefix(rel, "targets/")
 		if !ok {
 			t.Errorf("unexpected key %q under the store's prefix", kv.Key)
@@ -110,6 +124,27 @@ func checkLayout(t *testing.T, raw *clientv3.Client, prefix string) {
 	}
 	if !sawVersion {
 		t.Errorf("no schema version %d under %q", etcdstore.SchemaVersion, prefix)
+	}
+}
+
+// checkDecision checks a retired decision log entry: its key names a stored target and its
+// Seq, and it decodes to that Seq.
+func checkDecision(t *testing.T, raw *clientv3.Client, prefix string, dk, v []byte) {
+	t.Helper()
+	seq, err := codec.DecisionSeq(dk)
+	if err != nil {
+		t.Errorf("decision key %q: %v", dk, err)
+		return
+	}
+	if _, err := codec.DecodeKey(dk[:len(dk)-8]); err != nil {
+		t.Errorf("decision key %q: %v", dk, err)
+		return
+	}
+	if resp, err := raw.Get(t.Context(), prefix+"targets/"+string(dk[:len(dk)-8])); err != nil || len(resp.Kvs) == 0 {
+		t.Errorf("decision %q belongs to no stored target (%v)", dk, err)
+	}
+	if e, err := codec.UnmarshalDecision(v); err != nil || e.Seq != seq {
+		t.Errorf("decision %q: seq %d, %v; want seq %d", dk, e.Seq, err, seq)
 	}
 }
 

@@ -16,6 +16,11 @@ import (
 //	                                 (written once upgrade.go has rewritten the older ones)
 //	<prefix>targets/<codec key>   -> codec record (its own format; no revision,
 //	                                 Target.Revision is the key's etcd ModRevision)
+//	<prefix>decisions/<codec decision key> -> a retired decision log entry
+//	                                 (codec.EncodeDecisionKey, codec.MarshalDecision)
+//
+// decisions/ came with a later release of version 3, without a version bump: a release that
+// does not know it ignores it (and drops the logs' recent entries when it rewrites a record).
 //
 // codec.EncodeKey keeps (cluster, namespace, name) order in byte order, so a range read over
 // targets/ lists in order and a cluster or namespace filter is a key prefix.
@@ -39,6 +44,7 @@ const (
 	schemaVersionKey = "meta/schema_version"
 	recordFormatKey  = "meta/record_format"
 	targetsDir       = "targets/"
+	decisionsDir     = "decisions/"
 	// recordFormat is recordFormatKey's value: the one format the codec reads.
 	recordFormat = "4"
 )
@@ -53,14 +59,18 @@ type keys struct {
 	version      string
 	recordFormat string
 	targets      string // ends with "/"
+	decisions    string // ends with "/"
 }
 
 func newKeys(prefix string) keys {
 	return keys{prefix: prefix, version: prefix + schemaVersionKey, recordFormat: prefix + recordFormatKey,
-		targets: prefix + targetsDir}
+		targets: prefix + targetsDir, decisions: prefix + decisionsDir}
 }
 
 func (k keys) target(encoded []byte) string { return k.targets + string(encoded) }
+
+// decisionsOf is the prefix of the retired decisions of the target whose encoded key is encoded.
+func (k keys) decisionsOf(encoded []byte) string { return k.decisions + string(encoded) }
 
 // checkSchema writes the schema version under an empty prefix, or checks the one found. Several
 // replicas may start at once: each step is a Txn conditional on the version being absent, so

@@ -32,6 +32,7 @@ type Store struct {
 	rev    atomic.Int64 // last revision handed out
 	seed   maphash.Seed
 	shards [shardCount]shard
+	limits store.DecisionLogLimits
 
 	// keysMu guards sorted and added; it is taken inside a shard's lock, never around one.
 	keysMu sync.Mutex
@@ -41,17 +42,28 @@ type Store struct {
 
 type shard struct {
 	mu      sync.Mutex
-	records map[string][]byte // encoded key -> record (with its revision); never changed in place
-	_       [48]byte          // a cache line of its own: writers on two CPUs do not share their locks' line
+	records map[string][]byte    // encoded key -> record (with its revision); never changed in place
+	logs    map[string][]retired // encoded key -> the target's retired decisions, oldest first
+	_       [40]byte             // a cache line of its own: writers on two CPUs do not share their locks' line
 }
 
 var _ store.Store = (*Store)(nil)
 
+// Options tune the memory store. The zero value gives the defaults.
+type Options struct {
+	// DecisionLog bounds each target's decision log; zero fields: no bound.
+	DecisionLog store.DecisionLogLimits
+}
+
 // New returns an empty store.
-func New() *Store {
-	s := &Store{seed: maphash.MakeSeed(), added: map[string]struct{}{}}
+func New() *Store { return NewWithOptions(Options{}) }
+
+// NewWithOptions returns an empty store tuned by opts.
+func NewWithOptions(opts Options) *Store {
+	s := &Store{seed: maphash.MakeSeed(), added: map[string]struct{}{}, limits: opts.DecisionLog}
 	for i := range s.shards {
 		s.shards[i].records = map[string][]byte{}
+		s.shards[i].logs = map[string][]retired{}
 	}
 	return s
 }
@@ -139,11 +151,20 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 	}
 	withKey := *next // fn's result is not changed
 	withKey.Key = key
+	log, err := s.writeDecisions(sh.logs[k], &withKey)
+	if err != nil {
+		return nil, err
+	}
 	enc, err := codec.Marshal(&withKey, s.rev.Add(1))
 	if err != nil {
 		return nil, err
 	}
 	sh.records[k] = enc
+	if len(log) > 0 {
+		sh.logs[k] = log
+	} else {
+		delete(sh.logs, k)
+	}
 	if !existed {
 		s.keysMu.Lock()
 		s.added[k] = struct{}{}
@@ -168,6 +189,7 @@ func (s *Store) Delete(ctx context.Context, key store.Key) error {
 		return fmt.Errorf("delete %s: %w", key, store.ErrNotFound)
 	}
 	delete(sh.records, k)
+	delete(sh.logs, k)
 	s.forget(map[string]struct{}{k: {}})
 	return nil
 }
@@ -297,6 +319,7 @@ func (s *Store) sweep(ctx context.Context, sh *shard, cutoff time.Time) (int, er
 	}
 	for k := range doomed {
 		delete(sh.records, k)
+		delete(sh.logs, k)
 	}
 	s.forget(doomed)
 	return len(doomed), nil
@@ -311,7 +334,7 @@ func (s *Store) Close() error {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
-		sh.records = nil
+		sh.records, sh.logs = nil, nil
 		sh.mu.Unlock()
 	}
 	s.keysMu.Lock()

@@ -23,6 +23,14 @@ func TestStore(t *testing.T) {
 	})
 }
 
+func TestDecisionLog(t *testing.T) {
+	storetest.RunDecisionLog(t, func(t *testing.T, limits store.DecisionLogLimits) store.Store {
+		s := memstore.NewWithOptions(memstore.Options{DecisionLog: limits})
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	})
+}
+
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // seenAt returns an UpdateFunc that sets LastSeen to at, on a new target or the current one.

@@ -50,6 +50,7 @@ func toRecord(t *store.Target) *pb.Record {
 	if ld := t.LastDecision; ld != nil {
 		r.LastDecision = toDecision(ld, t.State.Conditions)
 	}
+	toDecisionLog(t, r)
 	return r
 }
 
@@ -238,6 +239,7 @@ func fromRecord(r *pb.Record) (*store.Target, error) {
 			t.LastDecision.Decision.Conditions = slices.Clone(t.State.Conditions)
 		}
 	}
+	fromDecisionLog(r, t)
 	if d.err != nil {
 		return nil, fmt.Errorf("decode target %s: %w", t.Key, d.err)
 	}

@@ -36,16 +36,20 @@ const (
 type Record struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// last_seen comes first, so a TTL scan reads it without decoding the rest.
-	LastSeen      *Time              `protobuf:"bytes,1,opt,name=last_seen,json=lastSeen,proto3" json:"last_seen,omitempty"`
-	Key           *Key               `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
-	Spec          *Spec              `protobuf:"bytes,3,opt,name=spec,proto3" json:"spec,omitempty"`
-	State         *State             `protobuf:"bytes,4,opt,name=state,proto3" json:"state,omitempty"`
-	Pending       []*PendingDecision `protobuf:"bytes,5,rep,name=pending,proto3" json:"pending,omitempty"`
-	Reported      []string           `protobuf:"bytes,6,rep,name=reported,proto3" json:"reported,omitempty"`
-	LastDecision  *LastDecision      `protobuf:"bytes,7,opt,name=last_decision,json=lastDecision,proto3" json:"last_decision,omitempty"`
-	FirstSeen     *Time              `protobuf:"bytes,8,opt,name=first_seen,json=firstSeen,proto3" json:"first_seen,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	LastSeen     *Time              `protobuf:"bytes,1,opt,name=last_seen,json=lastSeen,proto3" json:"last_seen,omitempty"`
+	Key          *Key               `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	Spec         *Spec              `protobuf:"bytes,3,opt,name=spec,proto3" json:"spec,omitempty"`
+	State        *State             `protobuf:"bytes,4,opt,name=state,proto3" json:"state,omitempty"`
+	Pending      []*PendingDecision `protobuf:"bytes,5,rep,name=pending,proto3" json:"pending,omitempty"`
+	Reported     []string           `protobuf:"bytes,6,rep,name=reported,proto3" json:"reported,omitempty"`
+	LastDecision *LastDecision      `protobuf:"bytes,7,opt,name=last_decision,json=lastDecision,proto3" json:"last_decision,omitempty"`
+	FirstSeen    *Time              `protobuf:"bytes,8,opt,name=first_seen,json=firstSeen,proto3" json:"first_seen,omitempty"`
+	// recent_decisions and decision_log: the decision log's part kept in the record
+	// (store/decisions.go); retired entries are stored apart, each a DecisionEntry.
+	RecentDecisions []*DecisionEntry  `protobuf:"bytes,9,rep,name=recent_decisions,json=recentDecisions,proto3" json:"recent_decisions,omitempty"`
+	DecisionLog     *DecisionLogState `protobuf:"bytes,10,opt,name=decision_log,json=decisionLog,proto3" json:"decision_log,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Record) Reset() {
@@ -130,6 +134,20 @@ func (x *Record) GetLastDecision() *LastDecision {
 func (x *Record) GetFirstSeen() *Time {
 	if x != nil {
 		return x.FirstSeen
+	}
+	return nil
+}
+
+func (x *Record) GetRecentDecisions() []*DecisionEntry {
+	if x != nil {
+		return x.RecentDecisions
+	}
+	return nil
+}
+
+func (x *Record) GetDecisionLog() *DecisionLogState {
+	if x != nil {
+		return x.DecisionLog
 	}
 	return nil
 }
@@ -2282,11 +2300,413 @@ func (x *MetricExplanation) GetError() string {
 	return ""
 }
 
+// DecisionEntry is store.DecisionEntry. A retired entry is stored as this message behind one
+// format byte (4), under a key of its own.
+type DecisionEntry struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	Seq              uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	Time             *Time                  `protobuf:"bytes,2,opt,name=time,proto3" json:"time,omitempty"`
+	Until            *Time                  `protobuf:"bytes,3,opt,name=until,proto3" json:"until,omitempty"`
+	Count            int32                  `protobuf:"varint,4,opt,name=count,proto3" json:"count,omitempty"`
+	RecommendationId string                 `protobuf:"bytes,5,opt,name=recommendation_id,json=recommendationId,proto3" json:"recommendation_id,omitempty"`
+	CurrentReplicas  int32                  `protobuf:"varint,6,opt,name=current_replicas,json=currentReplicas,proto3" json:"current_replicas,omitempty"`
+	DesiredReplicas  int32                  `protobuf:"varint,7,opt,name=desired_replicas,json=desiredReplicas,proto3" json:"desired_replicas,omitempty"`
+	Proposal         int32                  `protobuf:"varint,8,opt,name=proposal,proto3" json:"proposal,omitempty"`
+	Stabilized       int32                  `protobuf:"varint,9,opt,name=stabilized,proto3" json:"stabilized,omitempty"`
+	Limited          int32                  `protobuf:"varint,10,opt,name=limited,proto3" json:"limited,omitempty"`
+	Final            int32                  `protobuf:"varint,11,opt,name=final,proto3" json:"final,omitempty"`
+	Metrics          []*DecisionMetric      `protobuf:"bytes,12,rep,name=metrics,proto3" json:"metrics,omitempty"`
+	Conditions       []*DecisionCondition   `protobuf:"bytes,13,rep,name=conditions,proto3" json:"conditions,omitempty"`
+	Message          string                 `protobuf:"bytes,14,opt,name=message,proto3" json:"message,omitempty"`
+	Outcome          string                 `protobuf:"bytes,15,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	Error            string                 `protobuf:"bytes,16,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *DecisionEntry) Reset() {
+	*x = DecisionEntry{}
+	mi := &file_hparecommender_storage_v1_record_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecisionEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecisionEntry) ProtoMessage() {}
+
+func (x *DecisionEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_hparecommender_storage_v1_record_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecisionEntry.ProtoReflect.Descriptor instead.
+func (*DecisionEntry) Descriptor() ([]byte, []int) {
+	return file_hparecommender_storage_v1_record_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *DecisionEntry) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *DecisionEntry) GetTime() *Time {
+	if x != nil {
+		return x.Time
+	}
+	return nil
+}
+
+func (x *DecisionEntry) GetUntil() *Time {
+	if x != nil {
+		return x.Until
+	}
+	return nil
+}
+
+func (x *DecisionEntry) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *DecisionEntry) GetRecommendationId() string {
+	if x != nil {
+		return x.RecommendationId
+	}
+	return ""
+}
+
+func (x *DecisionEntry) GetCurrentReplicas() int32 {
+	if x != nil {
+		return x.CurrentReplicas
+	}
+	return 0
+}
+
+func (x *DecisionEntry) GetDesiredReplicas() int32 {
+	if x != nil {
+		return x.DesiredReplicas
+	}
+	return 0
+}
+
+func (x *DecisionEntry) GetProposal() int32 {
+	if x != nil {
+		return x.Proposal
+	}
+	return 0
+}
+
+func (x *DecisionEntry) GetStabilized() int32 {
+	if x != nil {
+		return x.Stabilized
+	}
+	return 0
+}
+
+func (x *DecisionEntry) GetLimited() int32 {
+	if x != nil {
+		return x.Limited
+	}
+	return 0
+}
+
+func (x *DecisionEntry) GetFinal() int32 {
+	if x != nil {
+		return x.Final
+	}
+	return 0
+}
+
+func (x *DecisionEntry) GetMetrics() []*DecisionMetric {
+	if x != nil {
+		return x.Metrics
+	}
+	return nil
+}
+
+func (x *DecisionEntry) GetConditions() []*DecisionCondition {
+	if x != nil {
+		return x.Conditions
+	}
+	return nil
+}
+
+func (x *DecisionEntry) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *DecisionEntry) GetOutcome() string {
+	if x != nil {
+		return x.Outcome
+	}
+	return ""
+}
+
+func (x *DecisionEntry) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+type DecisionMetric struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Index         int32                  `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Proposal      int32                  `protobuf:"varint,3,opt,name=proposal,proto3" json:"proposal,omitempty"`
+	UsageRatio    float64                `protobuf:"fixed64,4,opt,name=usage_ratio,json=usageRatio,proto3" json:"usage_ratio,omitempty"`
+	Value         string                 `protobuf:"bytes,5,opt,name=value,proto3" json:"value,omitempty"`
+	ReadyPods     int32                  `protobuf:"varint,6,opt,name=ready_pods,json=readyPods,proto3" json:"ready_pods,omitempty"`
+	IgnoredPods   int32                  `protobuf:"varint,7,opt,name=ignored_pods,json=ignoredPods,proto3" json:"ignored_pods,omitempty"`
+	MissingPods   int32                  `protobuf:"varint,8,opt,name=missing_pods,json=missingPods,proto3" json:"missing_pods,omitempty"`
+	UnreadyPods   int32                  `protobuf:"varint,9,opt,name=unready_pods,json=unreadyPods,proto3" json:"unready_pods,omitempty"`
+	Error         string                 `protobuf:"bytes,10,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecisionMetric) Reset() {
+	*x = DecisionMetric{}
+	mi := &file_hparecommender_storage_v1_record_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecisionMetric) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecisionMetric) ProtoMessage() {}
+
+func (x *DecisionMetric) ProtoReflect() protoreflect.Message {
+	mi := &file_hparecommender_storage_v1_record_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecisionMetric.ProtoReflect.Descriptor instead.
+func (*DecisionMetric) Descriptor() ([]byte, []int) {
+	return file_hparecommender_storage_v1_record_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *DecisionMetric) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *DecisionMetric) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *DecisionMetric) GetProposal() int32 {
+	if x != nil {
+		return x.Proposal
+	}
+	return 0
+}
+
+func (x *DecisionMetric) GetUsageRatio() float64 {
+	if x != nil {
+		return x.UsageRatio
+	}
+	return 0
+}
+
+func (x *DecisionMetric) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+func (x *DecisionMetric) GetReadyPods() int32 {
+	if x != nil {
+		return x.ReadyPods
+	}
+	return 0
+}
+
+func (x *DecisionMetric) GetIgnoredPods() int32 {
+	if x != nil {
+		return x.IgnoredPods
+	}
+	return 0
+}
+
+func (x *DecisionMetric) GetMissingPods() int32 {
+	if x != nil {
+		return x.MissingPods
+	}
+	return 0
+}
+
+func (x *DecisionMetric) GetUnreadyPods() int32 {
+	if x != nil {
+		return x.UnreadyPods
+	}
+	return 0
+}
+
+func (x *DecisionMetric) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+type DecisionCondition struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Status        string                 `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	Reason        string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecisionCondition) Reset() {
+	*x = DecisionCondition{}
+	mi := &file_hparecommender_storage_v1_record_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecisionCondition) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecisionCondition) ProtoMessage() {}
+
+func (x *DecisionCondition) ProtoReflect() protoreflect.Message {
+	mi := &file_hparecommender_storage_v1_record_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecisionCondition.ProtoReflect.Descriptor instead.
+func (*DecisionCondition) Descriptor() ([]byte, []int) {
+	return file_hparecommender_storage_v1_record_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *DecisionCondition) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *DecisionCondition) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *DecisionCondition) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type DecisionLogState struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	NextSeq       uint64                 `protobuf:"varint,1,opt,name=next_seq,json=nextSeq,proto3" json:"next_seq,omitempty"`
+	Retired       int64                  `protobuf:"varint,2,opt,name=retired,proto3" json:"retired,omitempty"`
+	Bytes         int64                  `protobuf:"varint,3,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecisionLogState) Reset() {
+	*x = DecisionLogState{}
+	mi := &file_hparecommender_storage_v1_record_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecisionLogState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecisionLogState) ProtoMessage() {}
+
+func (x *DecisionLogState) ProtoReflect() protoreflect.Message {
+	mi := &file_hparecommender_storage_v1_record_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecisionLogState.ProtoReflect.Descriptor instead.
+func (*DecisionLogState) Descriptor() ([]byte, []int) {
+	return file_hparecommender_storage_v1_record_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *DecisionLogState) GetNextSeq() uint64 {
+	if x != nil {
+		return x.NextSeq
+	}
+	return 0
+}
+
+func (x *DecisionLogState) GetRetired() int64 {
+	if x != nil {
+		return x.Retired
+	}
+	return 0
+}
+
+func (x *DecisionLogState) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
 var File_hparecommender_storage_v1_record_proto protoreflect.FileDescriptor
 
 const file_hparecommender_storage_v1_record_proto_rawDesc = "" +
 	"\n" +
-	"&hparecommender/storage/v1/record.proto\x12\x19hparecommender.storage.v1\"\xd5\x03\n" +
+	"&hparecommender/storage/v1/record.proto\x12\x19hparecommender.storage.v1\"\xfa\x04\n" +
 	"\x06Record\x12<\n" +
 	"\tlast_seen\x18\x01 \x01(\v2\x1f.hparecommender.storage.v1.TimeR\blastSeen\x120\n" +
 	"\x03key\x18\x02 \x01(\v2\x1e.hparecommender.storage.v1.KeyR\x03key\x123\n" +
@@ -2296,7 +2716,10 @@ const file_hparecommender_storage_v1_record_proto_rawDesc = "" +
 	"\breported\x18\x06 \x03(\tR\breported\x12L\n" +
 	"\rlast_decision\x18\a \x01(\v2'.hparecommender.storage.v1.LastDecisionR\flastDecision\x12>\n" +
 	"\n" +
-	"first_seen\x18\b \x01(\v2\x1f.hparecommender.storage.v1.TimeR\tfirstSeen\"6\n" +
+	"first_seen\x18\b \x01(\v2\x1f.hparecommender.storage.v1.TimeR\tfirstSeen\x12S\n" +
+	"\x10recent_decisions\x18\t \x03(\v2(.hparecommender.storage.v1.DecisionEntryR\x0frecentDecisions\x12N\n" +
+	"\fdecision_log\x18\n" +
+	" \x01(\v2+.hparecommender.storage.v1.DecisionLogStateR\vdecisionLog\"6\n" +
 	"\x04Time\x12\x18\n" +
 	"\aseconds\x18\x01 \x01(\x03R\aseconds\x12\x14\n" +
 	"\x05nanos\x18\x02 \x01(\x05R\x05nanos\"Q\n" +
@@ -2472,7 +2895,51 @@ const file_hparecommender_storage_v1_record_proto_rawDesc = "" +
 	"\fignored_pods\x18\x06 \x01(\x05R\vignoredPods\x12!\n" +
 	"\fmissing_pods\x18\a \x01(\x05R\vmissingPods\x12!\n" +
 	"\funready_pods\x18\b \x01(\x05R\vunreadyPods\x12\x14\n" +
-	"\x05error\x18\t \x01(\tR\x05errorB\xf6\x01\n" +
+	"\x05error\x18\t \x01(\tR\x05error\"\xef\x04\n" +
+	"\rDecisionEntry\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq\x123\n" +
+	"\x04time\x18\x02 \x01(\v2\x1f.hparecommender.storage.v1.TimeR\x04time\x125\n" +
+	"\x05until\x18\x03 \x01(\v2\x1f.hparecommender.storage.v1.TimeR\x05until\x12\x14\n" +
+	"\x05count\x18\x04 \x01(\x05R\x05count\x12+\n" +
+	"\x11recommendation_id\x18\x05 \x01(\tR\x10recommendationId\x12)\n" +
+	"\x10current_replicas\x18\x06 \x01(\x05R\x0fcurrentReplicas\x12)\n" +
+	"\x10desired_replicas\x18\a \x01(\x05R\x0fdesiredReplicas\x12\x1a\n" +
+	"\bproposal\x18\b \x01(\x05R\bproposal\x12\x1e\n" +
+	"\n" +
+	"stabilized\x18\t \x01(\x05R\n" +
+	"stabilized\x12\x18\n" +
+	"\alimited\x18\n" +
+	" \x01(\x05R\alimited\x12\x14\n" +
+	"\x05final\x18\v \x01(\x05R\x05final\x12C\n" +
+	"\ametrics\x18\f \x03(\v2).hparecommender.storage.v1.DecisionMetricR\ametrics\x12L\n" +
+	"\n" +
+	"conditions\x18\r \x03(\v2,.hparecommender.storage.v1.DecisionConditionR\n" +
+	"conditions\x12\x18\n" +
+	"\amessage\x18\x0e \x01(\tR\amessage\x12\x18\n" +
+	"\aoutcome\x18\x0f \x01(\tR\aoutcome\x12\x14\n" +
+	"\x05error\x18\x10 \x01(\tR\x05error\"\xab\x02\n" +
+	"\x0eDecisionMetric\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1a\n" +
+	"\bproposal\x18\x03 \x01(\x05R\bproposal\x12\x1f\n" +
+	"\vusage_ratio\x18\x04 \x01(\x01R\n" +
+	"usageRatio\x12\x14\n" +
+	"\x05value\x18\x05 \x01(\tR\x05value\x12\x1d\n" +
+	"\n" +
+	"ready_pods\x18\x06 \x01(\x05R\treadyPods\x12!\n" +
+	"\fignored_pods\x18\a \x01(\x05R\vignoredPods\x12!\n" +
+	"\fmissing_pods\x18\b \x01(\x05R\vmissingPods\x12!\n" +
+	"\funready_pods\x18\t \x01(\x05R\vunreadyPods\x12\x14\n" +
+	"\x05error\x18\n" +
+	" \x01(\tR\x05error\"W\n" +
+	"\x11DecisionCondition\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"]\n" +
+	"\x10DecisionLogState\x12\x19\n" +
+	"\bnext_seq\x18\x01 \x01(\x04R\anextSeq\x12\x18\n" +
+	"\aretired\x18\x02 \x01(\x03R\aretired\x12\x14\n" +
+	"\x05bytes\x18\x03 \x01(\x03R\x05bytesB\xf6\x01\n" +
 	"\x1dcom.hparecommender.storage.v1B\vRecordProtoP\x01ZBgithub.com/hpa-recommender/hpa-recommender/store/internal/recordpb\xa2\x02\x03HSX\xaa\x02\x19Hparecommender.Storage.V1\xca\x02\x19Hparecommender\\Storage\\V1\xe2\x02%Hparecommender\\Storage\\V1\\GPBMetadata\xea\x02\x1bHparecommender::Storage::V1b\x06proto3"
 
 var (
@@ -2487,7 +2954,7 @@ func file_hparecommender_storage_v1_record_proto_rawDescGZIP() []byte {
 	return file_hparecommender_storage_v1_record_proto_rawDescData
 }
 
-var file_hparecommender_storage_v1_record_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_hparecommender_storage_v1_record_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_hparecommender_storage_v1_record_proto_goTypes = []any{
 	(*Record)(nil),                        // 0: hparecommender.storage.v1.Record
 	(*Time)(nil),                          // 1: hparecommender.storage.v1.Time
@@ -2523,6 +2990,10 @@ var file_hparecommender_storage_v1_record_proto_goTypes = []any{
 	(*ExternalMetricStatus)(nil),          // 31: hparecommender.storage.v1.ExternalMetricStatus
 	(*Explanation)(nil),                   // 32: hparecommender.storage.v1.Explanation
 	(*MetricExplanation)(nil),             // 33: hparecommender.storage.v1.MetricExplanation
+	(*DecisionEntry)(nil),                 // 34: hparecommender.storage.v1.DecisionEntry
+	(*DecisionMetric)(nil),                // 35: hparecommender.storage.v1.DecisionMetric
+	(*DecisionCondition)(nil),             // 36: hparecommender.storage.v1.DecisionCondition
+	(*DecisionLogState)(nil),              // 37: hparecommender.storage.v1.DecisionLogState
 }
 var file_hparecommender_storage_v1_record_proto_depIdxs = []int32{
 	1,  // 0: hparecommender.storage.v1.Record.last_seen:type_name -> hparecommender.storage.v1.Time
@@ -2532,61 +3003,67 @@ var file_hparecommender_storage_v1_record_proto_depIdxs = []int32{
 	23, // 4: hparecommender.storage.v1.Record.pending:type_name -> hparecommender.storage.v1.PendingDecision
 	24, // 5: hparecommender.storage.v1.Record.last_decision:type_name -> hparecommender.storage.v1.LastDecision
 	1,  // 6: hparecommender.storage.v1.Record.first_seen:type_name -> hparecommender.storage.v1.Time
-	4,  // 7: hparecommender.storage.v1.Spec.scale_target_ref:type_name -> hparecommender.storage.v1.ObjectReference
-	5,  // 8: hparecommender.storage.v1.Spec.metrics:type_name -> hparecommender.storage.v1.MetricSpec
-	16, // 9: hparecommender.storage.v1.Spec.behavior:type_name -> hparecommender.storage.v1.Behavior
-	6,  // 10: hparecommender.storage.v1.MetricSpec.resource:type_name -> hparecommender.storage.v1.ResourceMetricSource
-	7,  // 11: hparecommender.storage.v1.MetricSpec.container_resource:type_name -> hparecommender.storage.v1.ContainerResourceMetricSource
-	8,  // 12: hparecommender.storage.v1.MetricSpec.pods:type_name -> hparecommender.storage.v1.PodsMetricSource
-	9,  // 13: hparecommender.storage.v1.MetricSpec.object:type_name -> hparecommender.storage.v1.ObjectMetricSource
-	10, // 14: hparecommender.storage.v1.MetricSpec.external:type_name -> hparecommender.storage.v1.ExternalMetricSource
-	15, // 15: hparecommender.storage.v1.ResourceMetricSource.target:type_name -> hparecommender.storage.v1.MetricTarget
-	15, // 16: hparecommender.storage.v1.ContainerResourceMetricSource.target:type_name -> hparecommender.storage.v1.MetricTarget
-	11, // 17: hparecommender.storage.v1.PodsMetricSource.metric:type_name -> hparecommender.storage.v1.MetricIdentifier
-	15, // 18: hparecommender.storage.v1.PodsMetricSource.target:type_name -> hparecommender.storage.v1.MetricTarget
-	4,  // 19: hparecommender.storage.v1.ObjectMetricSource.described_object:type_name -> hparecommender.storage.v1.ObjectReference
-	11, // 20: hparecommender.storage.v1.ObjectMetricSource.metric:type_name -> hparecommender.storage.v1.MetricIdentifier
-	15, // 21: hparecommender.storage.v1.ObjectMetricSource.target:type_name -> hparecommender.storage.v1.MetricTarget
-	11, // 22: hparecommender.storage.v1.ExternalMetricSource.metric:type_name -> hparecommender.storage.v1.MetricIdentifier
-	15, // 23: hparecommender.storage.v1.ExternalMetricSource.target:type_name -> hparecommender.storage.v1.MetricTarget
-	12, // 24: hparecommender.storage.v1.MetricIdentifier.selector:type_name -> hparecommender.storage.v1.LabelSelector
-	13, // 25: hparecommender.storage.v1.LabelSelector.match_labels:type_name -> hparecommender.storage.v1.Label
-	14, // 26: hparecommender.storage.v1.LabelSelector.match_expressions:type_name -> hparecommender.storage.v1.LabelSelectorRequirement
-	17, // 27: hparecommender.storage.v1.Behavior.scale_up:type_name -> hparecommender.storage.v1.ScalingRules
-	17, // 28: hparecommender.storage.v1.Behavior.scale_down:type_name -> hparecommender.storage.v1.ScalingRules
-	18, // 29: hparecommender.storage.v1.ScalingRules.policies:type_name -> hparecommender.storage.v1.ScalingPolicy
-	20, // 30: hparecommender.storage.v1.State.recommendations:type_name -> hparecommender.storage.v1.Recommendation
-	21, // 31: hparecommender.storage.v1.State.scale_up_events:type_name -> hparecommender.storage.v1.ScaleEvent
-	21, // 32: hparecommender.storage.v1.State.scale_down_events:type_name -> hparecommender.storage.v1.ScaleEvent
-	22, // 33: hparecommender.storage.v1.State.conditions:type_name -> hparecommender.storage.v1.Condition
-	1,  // 34: hparecommender.storage.v1.Recommendation.time:type_name -> hparecommender.storage.v1.Time
-	1,  // 35: hparecommender.storage.v1.ScaleEvent.time:type_name -> hparecommender.storage.v1.Time
-	1,  // 36: hparecommender.storage.v1.Condition.last_transition_time:type_name -> hparecommender.storage.v1.Time
-	1,  // 37: hparecommender.storage.v1.PendingDecision.time:type_name -> hparecommender.storage.v1.Time
-	1,  // 38: hparecommender.storage.v1.LastDecision.time:type_name -> hparecommender.storage.v1.Time
-	25, // 39: hparecommender.storage.v1.LastDecision.current_metrics:type_name -> hparecommender.storage.v1.MetricStatus
-	22, // 40: hparecommender.storage.v1.LastDecision.conditions:type_name -> hparecommender.storage.v1.Condition
-	32, // 41: hparecommender.storage.v1.LastDecision.explanation:type_name -> hparecommender.storage.v1.Explanation
-	27, // 42: hparecommender.storage.v1.MetricStatus.resource:type_name -> hparecommender.storage.v1.ResourceMetricStatus
-	28, // 43: hparecommender.storage.v1.MetricStatus.container_resource:type_name -> hparecommender.storage.v1.ContainerResourceMetricStatus
-	29, // 44: hparecommender.storage.v1.MetricStatus.pods:type_name -> hparecommender.storage.v1.PodsMetricStatus
-	30, // 45: hparecommender.storage.v1.MetricStatus.object:type_name -> hparecommender.storage.v1.ObjectMetricStatus
-	31, // 46: hparecommender.storage.v1.MetricStatus.external:type_name -> hparecommender.storage.v1.ExternalMetricStatus
-	26, // 47: hparecommender.storage.v1.ResourceMetricStatus.current:type_name -> hparecommender.storage.v1.MetricValueStatus
-	26, // 48: hparecommender.storage.v1.ContainerResourceMetricStatus.current:type_name -> hparecommender.storage.v1.MetricValueStatus
-	11, // 49: hparecommender.storage.v1.PodsMetricStatus.metric:type_name -> hparecommender.storage.v1.MetricIdentifier
-	26, // 50: hparecommender.storage.v1.PodsMetricStatus.current:type_name -> hparecommender.storage.v1.MetricValueStatus
-	11, // 51: hparecommender.storage.v1.ObjectMetricStatus.metric:type_name -> hparecommender.storage.v1.MetricIdentifier
-	26, // 52: hparecommender.storage.v1.ObjectMetricStatus.current:type_name -> hparecommender.storage.v1.MetricValueStatus
-	4,  // 53: hparecommender.storage.v1.ObjectMetricStatus.described_object:type_name -> hparecommender.storage.v1.ObjectReference
-	11, // 54: hparecommender.storage.v1.ExternalMetricStatus.metric:type_name -> hparecommender.storage.v1.MetricIdentifier
-	26, // 55: hparecommender.storage.v1.ExternalMetricStatus.current:type_name -> hparecommender.storage.v1.MetricValueStatus
-	33, // 56: hparecommender.storage.v1.Explanation.metrics:type_name -> hparecommender.storage.v1.MetricExplanation
-	57, // [57:57] is the sub-list for method output_type
-	57, // [57:57] is the sub-list for method input_type
-	57, // [57:57] is the sub-list for extension type_name
-	57, // [57:57] is the sub-list for extension extendee
-	0,  // [0:57] is the sub-list for field type_name
+	34, // 7: hparecommender.storage.v1.Record.recent_decisions:type_name -> hparecommender.storage.v1.DecisionEntry
+	37, // 8: hparecommender.storage.v1.Record.decision_log:type_name -> hparecommender.storage.v1.DecisionLogState
+	4,  // 9: hparecommender.storage.v1.Spec.scale_target_ref:type_name -> hparecommender.storage.v1.ObjectReference
+	5,  // 10: hparecommender.storage.v1.Spec.metrics:type_name -> hparecommender.storage.v1.MetricSpec
+	16, // 11: hparecommender.storage.v1.Spec.behavior:type_name -> hparecommender.storage.v1.Behavior
+	6,  // 12: hparecommender.storage.v1.MetricSpec.resource:type_name -> hparecommender.storage.v1.ResourceMetricSource
+	7,  // 13: hparecommender.storage.v1.MetricSpec.container_resource:type_name -> hparecommender.storage.v1.ContainerResourceMetricSource
+	8,  // 14: hparecommender.storage.v1.MetricSpec.pods:type_name -> hparecommender.storage.v1.PodsMetricSource
+	9,  // 15: hparecommender.storage.v1.MetricSpec.object:type_name -> hparecommender.storage.v1.ObjectMetricSource
+	10, // 16: hparecommender.storage.v1.MetricSpec.external:type_name -> hparecommender.storage.v1.ExternalMetricSource
+	15, // 17: hparecommender.storage.v1.ResourceMetricSource.target:type_name -> hparecommender.storage.v1.MetricTarget
+	15, // 18: hparecommender.storage.v1.ContainerResourceMetricSource.target:type_name -> hparecommender.storage.v1.MetricTarget
+	11, // 19: hparecommender.storage.v1.PodsMetricSource.metric:type_name -> hparecommender.storage.v1.MetricIdentifier
+	15, // 20: hparecommender.storage.v1.PodsMetricSource.target:type_name -> hparecommender.storage.v1.MetricTarget
+	4,  // 21: hparecommender.storage.v1.ObjectMetricSource.described_object:type_name -> hparecommender.storage.v1.ObjectReference
+	11, // 22: hparecommender.storage.v1.ObjectMetricSource.metric:type_name -> hparecommender.storage.v1.MetricIdentifier
+	15, // 23: hparecommender.storage.v1.ObjectMetricSource.target:type_name -> hparecommender.storage.v1.MetricTarget
+	11, // 24: hparecommender.storage.v1.ExternalMetricSource.metric:type_name -> hparecommender.storage.v1.MetricIdentifier
+	15, // 25: hparecommender.storage.v1.ExternalMetricSource.target:type_name -> hparecommender.storage.v1.MetricTarget
+	12, // 26: hparecommender.storage.v1.MetricIdentifier.selector:type_name -> hparecommender.storage.v1.LabelSelector
+	13, // 27: hparecommender.storage.v1.LabelSelector.match_labels:type_name -> hparecommender.storage.v1.Label
+	14, // 28: hparecommender.storage.v1.LabelSelector.match_expressions:type_name -> hparecommender.storage.v1.LabelSelectorRequirement
+	17, // 29: hparecommender.storage.v1.Behavior.scale_up:type_name -> hparecommender.storage.v1.ScalingRules
+	17, // 30: hparecommender.storage.v1.Behavior.scale_down:type_name -> hparecommender.storage.v1.ScalingRules
+	18, // 31: hparecommender.storage.v1.ScalingRules.policies:type_name -> hparecommender.storage.v1.ScalingPolicy
+	20, // 32: hparecommender.storage.v1.State.recommendations:type_name -> hparecommender.storage.v1.Recommendation
+	21, // 33: hparecommender.storage.v1.State.scale_up_events:type_name -> hparecommender.storage.v1.ScaleEvent
+	21, // 34: hparecommender.storage.v1.State.scale_down_events:type_name -> hparecommender.storage.v1.ScaleEvent
+	22, // 35: hparecommender.storage.v1.State.conditions:type_name -> hparecommender.storage.v1.Condition
+	1,  // 36: hparecommender.storage.v1.Recommendation.time:type_name -> hparecommender.storage.v1.Time
+	1,  // 37: hparecommender.storage.v1.ScaleEvent.time:type_name -> hparecommender.storage.v1.Time
+	1,  // 38: hparecommender.storage.v1.Condition.last_transition_time:type_name -> hparecommender.storage.v1.Time
+	1,  // 39: hparecommender.storage.v1.PendingDecision.time:type_name -> hparecommender.storage.v1.Time
+	1,  // 40: hparecommender.storage.v1.LastDecision.time:type_name -> hparecommender.storage.v1.Time
+	25, // 41: hparecommender.storage.v1.LastDecision.current_metrics:type_name -> hparecommender.storage.v1.MetricStatus
+	22, // 42: hparecommender.storage.v1.LastDecision.conditions:type_name -> hparecommender.storage.v1.Condition
+	32, // 43: hparecommender.storage.v1.LastDecision.explanation:type_name -> hparecommender.storage.v1.Explanation
+	27, // 44: hparecommender.storage.v1.MetricStatus.resource:type_name -> hparecommender.storage.v1.ResourceMetricStatus
+	28, // 45: hparecommender.storage.v1.MetricStatus.container_resource:type_name -> hparecommender.storage.v1.ContainerResourceMetricStatus
+	29, // 46: hparecommender.storage.v1.MetricStatus.pods:type_name -> hparecommender.storage.v1.PodsMetricStatus
+	30, // 47: hparecommender.storage.v1.MetricStatus.object:type_name -> hparecommender.storage.v1.ObjectMetricStatus
+	31, // 48: hparecommender.storage.v1.MetricStatus.external:type_name -> hparecommender.storage.v1.ExternalMetricStatus
+	26, // 49: hparecommender.storage.v1.ResourceMetricStatus.current:type_name -> hparecommender.storage.v1.MetricValueStatus
+	26, // 50: hparecommender.storage.v1.ContainerResourceMetricStatus.current:type_name -> hparecommender.storage.v1.MetricValueStatus
+	11, // 51: hparecommender.storage.v1.PodsMetricStatus.metric:type_name -> hparecommender.storage.v1.MetricIdentifier
+	26, // 52: hparecommender.storage.v1.PodsMetricStatus.current:type_name -> hparecommender.storage.v1.MetricValueStatus
+	11, // 53: hparecommender.storage.v1.ObjectMetricStatus.metric:type_name -> hparecommender.storage.v1.MetricIdentifier
+	26, // 54: hparecommender.storage.v1.ObjectMetricStatus.current:type_name -> hparecommender.storage.v1.MetricValueStatus
+	4,  // 55: hparecommender.storage.v1.ObjectMetricStatus.described_object:type_name -> hparecommender.storage.v1.ObjectReference
+	11, // 56: hparecommender.storage.v1.ExternalMetricStatus.metric:type_name -> hparecommender.storage.v1.MetricIdentifier
+	26, // 57: hparecommender.storage.v1.ExternalMetricStatus.current:type_name -> hparecommender.storage.v1.MetricValueStatus
+	33, // 58: hparecommender.storage.v1.Explanation.metrics:type_name -> hparecommender.storage.v1.MetricExplanation
+	1,  // 59: hparecommender.storage.v1.DecisionEntry.time:type_name -> hparecommender.storage.v1.Time
+	1,  // 60: hparecommender.storage.v1.DecisionEntry.until:type_name -> hparecommender.storage.v1.Time
+	35, // 61: hparecommender.storage.v1.DecisionEntry.metrics:type_name -> hparecommender.storage.v1.DecisionMetric
+	36, // 62: hparecommender.storage.v1.DecisionEntry.conditions:type_name -> hparecommender.storage.v1.DecisionCondition
+	63, // [63:63] is the sub-list for method output_type
+	63, // [63:63] is the sub-list for method input_type
+	63, // [63:63] is the sub-list for extension type_name
+	63, // [63:63] is the sub-list for extension extendee
+	0,  // [0:63] is the sub-list for field type_name
 }
 
 func init() { file_hparecommender_storage_v1_record_proto_init() }
@@ -2604,7 +3081,7 @@ func file_hparecommender_storage_v1_record_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hparecommender_storage_v1_record_proto_rawDesc), len(file_hparecommender_storage_v1_record_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   34,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
