@@ -278,6 +278,7 @@ func TestTenantsTouchOnlyTheirCluster(t *testing.T) {
 	_, denied["GetTarget"] = c.GetTarget(c1, &pb.GetTargetRequest{Target: theirs})
 	_, denied["DeleteTarget"] = c.DeleteTarget(c1, &pb.DeleteTargetRequest{Target: theirs})
 	_, denied["ListTargets"] = c.ListTargets(c1, &pb.ListTargetsRequest{Cluster: "c2"})
+	_, denied["ListDecisions"] = c.ListDecisions(c1, &pb.ListDecisionsRequest{Target: theirs})
 	for name, err := range denied {
 		wantCode(t, name, err, codes.PermissionDenied)
 		if strings.Contains(status.Convert(err).Message(), "secret-api") {

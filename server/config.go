@@ -12,6 +12,7 @@ import (
 
 	"github.com/hpa-recommender/hpa-recommender/internal/envflag"
 	"github.com/hpa-recommender/hpa-recommender/recommender"
+	"github.com/hpa-recommender/hpa-recommender/store"
 )
 
 // EnvPrefix prefixes the environment variable of every flag: --bolt-path is
@@ -70,12 +71,22 @@ type Config struct {
 	MaxSteps int
 	// TargetTTL forgets targets unseen that long (default 24h).
 	TargetTTL time.Duration
+	// DecisionLogRetention and DecisionLogBytes bound each target's decision log (defaults 24h
+	// and 32 KiB, whichever keeps less); either 0 turns the log off.
+	DecisionLogRetention time.Duration
+	DecisionLogBytes     int64
 	// ShutdownTimeout bounds graceful shutdown (default 15s).
 	ShutdownTimeout time.Duration
 	// Defaults are the Options a request leaves unset (the upstream controller flags).
 	Defaults recommender.Options
 	// Retired are the retired flags this configuration set (see retireFlag); New warns of each.
 	Retired []RetiredFlag
+}
+
+// DecisionLog reports whether the decision log is on, and the limits the store applies to it.
+func (c *Config) DecisionLog() (bool, store.DecisionLogLimits) {
+	on := c.DecisionLogRetention > 0 && c.DecisionLogBytes > 0
+	return on, store.DecisionLogLimits{Retention: c.DecisionLogRetention, MaxBytes: c.DecisionLogBytes}
 }
 
 // DefaultConfig returns the configuration `make run` uses.
@@ -92,6 +103,8 @@ func DefaultConfig() Config {
 		MaxPods:                20000,
 		MaxSteps:               10000,
 		TargetTTL:              24 * time.Hour,
+		DecisionLogRetention:   store.DefaultDecisionLogRetention,
+		DecisionLogBytes:       store.DefaultDecisionLogBytes,
 		ShutdownTimeout:        15 * time.Second,
 		Defaults:               defaultOptions(),
 	}
@@ -152,6 +165,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.MaxPods, "max-pods", c.MaxPods, "most pods in one request or simulation step")
 	fs.IntVar(&c.MaxSteps, "max-steps", c.MaxSteps, "most steps in one Simulate request")
 	fs.DurationVar(&c.TargetTTL, "target-ttl", c.TargetTTL, "forget targets not seen for this long (0: never)")
+	fs.DurationVar(&c.DecisionLogRetention, "decision-log-retention", c.DecisionLogRetention, "keep each target's decisions this long (0: keep no decision log)")
+	fs.Int64Var(&c.DecisionLogBytes, "decision-log-bytes", c.DecisionLogBytes, "keep at most this many bytes of decisions per target, 32768 = 32 KiB (0: keep no decision log)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "graceful shutdown deadline")
 	fs.Float64Var(&c.Defaults.Tolerance, "tolerance", c.Defaults.Tolerance, "default tolerance (--horizontal-pod-autoscaler-tolerance)")
 	fs.DurationVar(&c.Defaults.CPUInitializationPeriod, "cpu-initialization-period", c.Defaults.CPUInitializationPeriod, "default CPU initialization period")
@@ -280,6 +295,12 @@ func (c *Config) Validate() error {
 	}
 	if c.TargetTTL < 0 {
 		errs = append(errs, errors.New("--target-ttl must not be negative"))
+	}
+	if c.DecisionLogRetention < 0 {
+		errs = append(errs, errors.New("--decision-log-retention must not be negative (0: no decision log)"))
+	}
+	if c.DecisionLogBytes < 0 {
+		errs = append(errs, errors.New("--decision-log-bytes must not be negative (0: no decision log)"))
 	}
 	if _, err := recommender.RulesFor(c.Defaults); err != nil {
 		errs = append(errs, fmt.Errorf("--kubernetes-version: %w", err))

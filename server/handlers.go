@@ -96,6 +96,9 @@ func (s *Server) recommend(ctx context.Context, req *pb.RecommendRequest) (*pb.R
 			}
 		}
 		next.LastDecision = &store.LastDecision{RecommendationID: rid, Decision: d}
+		if s.decisionLog {
+			appendDecision(next, logEntry(&d, rid))
+		}
 		decision, scaled = d, d.Scale()
 		return next, nil
 	})
@@ -127,6 +130,7 @@ func decide(now time.Time, opts recommender.Options, in recommender.Input, cur *
 		next.Pending = slices.Clone(cur.Pending)
 		next.Reported = slices.Clone(cur.Reported)
 		next.State = cur.State
+		next.RecentDecisions, next.DecisionLog = cur.RecentDecisions, cur.DecisionLog
 		if n := len(next.Pending); n > 0 {
 			p := next.Pending[n-1]
 			previous := cur.LastDecision != nil && cur.LastDecision.RecommendationID == p.RecommendationID
@@ -187,6 +191,9 @@ func (s *Server) reportScale(ctx context.Context, req *pb.ReportScaleRequest) (*
 		next.Reported = slices.Clone(cur.Reported)
 		next.MarkReported(id)
 		next.LastSeen = now
+		if s.decisionLog {
+			setOutcome(&next, id, req.GetSucceeded(), req.GetError())
+		}
 		recorded = true
 		return &next, nil
 	})

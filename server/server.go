@@ -65,6 +65,9 @@ type Server struct {
 	tokens  *tokenFile
 	limiter *rateLimiter
 
+	// decisionLog: Recommend and ReportScale keep each target's decision log (Config.DecisionLog).
+	decisionLog bool
+
 	mu   sync.Mutex
 	addr net.Addr
 }
@@ -85,6 +88,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		registry: deps.Registry,
 		health:   health.NewServer(),
 	}
+	s.decisionLog, _ = cfg.DecisionLog()
 	if s.log == nil {
 		s.log = slog.Default()
 	}

@@ -45,16 +45,17 @@ type harness struct {
 // startServer runs a real server on a loopback port with a real bbolt file at path.
 func startServer(t *testing.T, path string, clk *clock, mutate ...func(*server.Config)) *harness {
 	t.Helper()
-	st, err := boltstore.Open(path, boltstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := server.DefaultConfig()
 	cfg.Store = server.StoreBolt
 	cfg.BoltPath = path
 	cfg.MetricsListen = ""
 	for _, m := range mutate {
 		m(&cfg)
+	}
+	_, limits := cfg.DecisionLog()
+	st, err := boltstore.Open(path, boltstore.Options{DecisionLog: limits})
+	if err != nil {
+		t.Fatal(err)
 	}
 	addr, stop := servertest.Start(t, cfg, server.Deps{Store: st, Now: clk.Now})
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))

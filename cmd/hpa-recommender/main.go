@@ -48,9 +48,10 @@ func run(args []string) error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 
 	var st store.Store
+	_, logLimits := cfg.DecisionLog()
 	switch cfg.Store {
 	case server.StoreMemory:
-		st = memstore.New()
+		st = memstore.NewWithOptions(memstore.Options{DecisionLog: logLimits})
 		log.Warn("using the in-memory store: history is lost when the process stops")
 	case server.StoreEtcd:
 		tc, err := cfg.EtcdTLS()
@@ -63,7 +64,7 @@ func run(args []string) error {
 		}
 		e, err := etcdstore.New(context.Background(), etcdstore.Config{
 			Endpoints: cfg.EtcdEndpoints, Prefix: cfg.EtcdPrefix, TLS: tc,
-			CompactionInterval: compaction, OnCompact: logCompaction(log),
+			CompactionInterval: compaction, OnCompact: logCompaction(log), DecisionLog: logLimits,
 		})
 		if err != nil {
 			return err
@@ -75,7 +76,7 @@ func run(args []string) error {
 			log.Info("compacting etcd's history, keeping one interval of it; compaction is cluster-wide", "interval", compaction)
 		}
 	default:
-		b, err := boltstore.Open(cfg.BoltPath, boltstore.Options{})
+		b, err := boltstore.Open(cfg.BoltPath, boltstore.Options{DecisionLog: logLimits})
 		if err != nil {
 			return err
 		}

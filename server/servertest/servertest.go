@@ -14,13 +14,15 @@ import (
 // Start runs server.New(cfg, deps) on a free 127.0.0.1 port until the test ends and returns
 // its address and a stop function (idempotent, also run at cleanup) that ends Serve and
 // reports its error on t. cfg.MetricsListen is forced off; a nil deps.Store is a new
-// memstore (cfg.Store then says memory) and a nil deps.Logger discards. The caller owns a
+// memstore with cfg's decision log limits (cfg.Store then says memory) and a nil deps.Logger
+// discards. The caller owns a
 // store it passes and closes it after stop.
 func Start(t testing.TB, cfg server.Config, deps server.Deps) (string, func()) {
 	t.Helper()
 	cfg.MetricsListen = ""
 	if deps.Store == nil {
-		deps.Store = memstore.New()
+		_, limits := cfg.DecisionLog()
+		deps.Store = memstore.NewWithOptions(memstore.Options{DecisionLog: limits})
 		cfg.Store = server.StoreMemory
 	}
 	if deps.Logger == nil {
