@@ -316,3 +316,34 @@ func (c *Client) ListAllTargets(ctx context.Context, req *pb.ListTargetsRequest,
 func (c *Client) DeleteTarget(ctx context.Context, req *pb.DeleteTargetRequest, opts ...grpc.CallOption) (*pb.DeleteTargetResponse, error) {
 	return c.api.DeleteTarget(ctx, req, opts...)
 }
+
+// ListDecisions returns one page of a target's decision log, newest first. It is retried.
+func (c *Client) ListDecisions(ctx context.Context, req *pb.ListDecisionsRequest, opts ...grpc.CallOption) (*pb.ListDecisionsResponse, error) {
+	return c.api.ListDecisions(ctx, req, c.retryOpts(opts)...)
+}
+
+// ListAllDecisions fetches every page of a target's decision log (newest first), and stops
+// after limit entries when limit > 0.
+func (c *Client) ListAllDecisions(ctx context.Context, req *pb.ListDecisionsRequest, limit int) ([]*pb.DecisionLogEntry, error) {
+	r := &pb.ListDecisionsRequest{Target: req.GetTarget(), Since: req.GetSince(), Until: req.GetUntil(),
+		PageSize: req.GetPageSize(), PageToken: req.GetPageToken()}
+	var out []*pb.DecisionLogEntry
+	for {
+		resp, err := c.ListDecisions(ctx, r)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, resp.GetDecisions()...)
+		if limit > 0 && len(out) >= limit {
+			return out[:limit], nil
+		}
+		next := resp.GetNextPageToken()
+		if next == "" {
+			return out, nil
+		}
+		if next == r.PageToken {
+			return out, errors.New("goclient: the server returned the same page token twice")
+		}
+		r.PageToken = next
+	}
+}

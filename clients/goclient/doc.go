@@ -18,7 +18,7 @@
 // (WithTimeout, default 10s), covering every retry of the call.
 //
 // Retries (WithRetries, default 0: off) apply only to calls that are safe to repeat, and only
-// when the server answers codes.Unavailable: GetTarget, ListTargets, Simulate, ReportScale
+// when the server answers codes.Unavailable: GetTarget, ListTargets, ListDecisions, Simulate, ReportScale
 // (the server answers a repeated recommendation id with recorded false) and Recommend with
 // dryRun. A Recommend that writes history is never retried (a repeat would record a second
 // recommendation), nor is DeleteTarget (a repeat after a lost reply would answer NotFound).
