@@ -34,12 +34,14 @@ type ledger struct {
 	// scaled are the recommendation ids of acknowledged scale decisions per target; reported
 	// those whose ReportScale was acknowledged.
 	scaled, reported map[int][]string
+	// scaledAt is the decision time of each acknowledged scale decision, by id.
+	scaledAt map[string]time.Time
 	// acked counts the acknowledged calls, Recommend and ReportScale.
 	acked int
 }
 
 func newLedger() *ledger {
-	return &ledger{decided: map[int]time.Time{}, scaled: map[int][]string{}, reported: map[int][]string{}}
+	return &ledger{decided: map[int]time.Time{}, scaled: map[int][]string{}, reported: map[int][]string{}, scaledAt: map[string]time.Time{}}
 }
 
 // TestCrashLoop kills the real binary with SIGKILL at random moments while 8 callers load it
@@ -47,7 +49,7 @@ func newLedger() *ledger {
 // opens the bbolt file the dead process left and checks that: bbolt's consistency check
 // passes; every target has a last decision at least as recent as the last one acknowledged;
 // every acknowledged scale decision is pending or reported; every acknowledged ReportScale is
-// reported. After each restart the service answers GetTarget with what the file holds and
+// reported; the decision log holds what was acknowledged (verifyLog). After each restart the service answers GetTarget with what the file holds and
 // keeps deciding. Run it with make crashtest; CRASHTEST_SEED repeats a run.
 func TestCrashLoop(t *testing.T) {
 	iterations := envInt(t, "CRASHTEST_ITERATIONS", 20)
@@ -133,8 +135,44 @@ func verifyStore(t *testing.T, it int, st store.Store, wl *workload.Workload, le
 				t.Errorf("iteration %d: bench-%d: acknowledged scale decision %s is neither pending nor reported", it, i, id)
 			}
 		}
+		verifyLog(t, it, st, i, ref, acked, led)
 	}
 	return seen
+}
+
+// verifyLog checks a target's decision log against what the service acknowledged: its newest
+// entry is at least as recent as the last decision acknowledged, every acknowledged scale
+// decision no older than the oldest entry kept has its entry, and an acknowledged ReportScale's
+// entry says succeeded.
+func verifyLog(t *testing.T, it int, st store.Store, i int, ref *pb.TargetRef, acked time.Time, led *ledger) {
+	t.Helper()
+	key := store.Key{Cluster: ref.Cluster, Namespace: ref.Namespace, Name: ref.Name}
+	entries, _, err := st.ListDecisions(t.Context(), key, store.DecisionListOptions{PageSize: store.MaxPageSize})
+	if err != nil {
+		t.Fatalf("iteration %d: bench-%d: ListDecisions: %v", it, i, err)
+	}
+	if len(entries) == 0 || entries[0].Until.Before(acked) {
+		t.Errorf("iteration %d: bench-%d: the decision log lacks the acknowledged decision at %v", it, i, acked)
+		return
+	}
+	oldest := entries[len(entries)-1].Time
+	byID := map[string]store.DecisionEntry{}
+	for _, e := range entries {
+		if e.RecommendationID != "" {
+			byID[e.RecommendationID] = e
+		}
+	}
+	for _, id := range led.scaled[i] {
+		if _, ok := byID[id]; !ok && !led.scaledAt[id].Before(oldest) {
+			t.Errorf("iteration %d: bench-%d: acknowledged scale decision %s at %v is not in the decision log (oldest entry %v)",
+				it, i, id, led.scaledAt[id], oldest)
+		}
+	}
+	for _, id := range led.reported[i] {
+		if e, ok := byID[id]; ok && e.Outcome != store.OutcomeSucceeded {
+			t.Errorf("iteration %d: bench-%d: acknowledged ReportScale of %s: its log entry says %q", it, i, id, e.Outcome)
+		}
+	}
 }
 
 // runLoad has 8 callers send Recommend, and ReportScale for the decisions that scale, each call
@@ -162,6 +200,7 @@ func runLoad(ctx context.Context, wl *workload.Workload, led *ledger, targets in
 				id := resp.GetRecommendationId()
 				if resp.GetScale() {
 					led.scaled[i] = append(led.scaled[i], id)
+					led.scaledAt[id] = resp.GetDecisionTime().AsTime()
 				}
 				led.mu.Unlock()
 				if !resp.GetScale() {
