@@ -1,8 +1,10 @@
 package server_test
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"net"
 	"log/slog"
 	"path/filepath"
 	"sync/atomic"
@@ -30,25 +32,31 @@ func benchServer(b *testing.B, name string) (*server.Server, []*pb.RecommendRequ
 	return benchServerOf(b, name, workload.NewWorkload("bench", "bench", benchTargets))
 }
 
-// benchServerOf is benchServer for the targets of wl.
-func benchServerOf(b *testing.B, name string, wl *workload.Workload) (*server.Server, []*pb.RecommendRequest) {
+// benchServerOf is benchServer for the targets of wl, with the default configuration changed
+// by mutate.
+func benchServerOf(b *testing.B, name string, wl *workload.Workload, mutate ...func(*server.Config)) (*server.Server, []*pb.RecommendRequest) {
+	cfg := server.DefaultConfig()
+	cfg.MetricsListen = ""
+	for _, m := range mutate {
+		m(&cfg)
+	}
+	_, limits := cfg.DecisionLog()
 	var st store.Store
 	if name == "bolt" {
-		bs, err := boltstore.Open(filepath.Join(b.TempDir(), "bench.db"), boltstore.Options{})
+		bs, err := boltstore.Open(filepath.Join(b.TempDir(), "bench.db"), boltstore.Options{DecisionLog: limits})
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { _ = bs.Close() })
 		st = bs
 	} else {
-		st = memstore.New()
+		st = memstore.NewWithOptions(memstore.Options{DecisionLog: limits})
 	}
-	cfg := server.DefaultConfig()
-	cfg.MetricsListen = ""
 	srv, err := server.New(cfg, server.Deps{Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		b.Fatal(err)
 	}
+	stopAtCleanup(b, srv)
 	reqs := make([]*pb.RecommendRequest, wl.Targets())
 	for i := range reqs {
 		reqs[i] = wl.Request(i, time.Now())
@@ -67,22 +75,53 @@ func BenchmarkRecommend(b *testing.B) {
 	for _, name := range []string{"memory", "bolt"} {
 		b.Run("store="+name, func(b *testing.B) {
 			srv, reqs := benchServer(b, name)
-			var next atomic.Int64
-			b.SetParallelism(32) // 64 callers on 2 cores
-			b.ReportAllocs()
-			b.ResetTimer()
-			cpu := startCPU()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					i := int(next.Add(1) % benchTargets)
-					if _, err := srv.Recommend(b.Context(), reqs[i]); err != nil {
-						panic(fmt.Sprint(err))
-					}
-				}
-			})
-			cpu.report(b)
+			benchRecommend(b, srv, reqs)
 		})
 	}
+}
+
+// BenchmarkRecommendDecisionLog is BenchmarkRecommend on bbolt with the decision log on (the
+// default bounds) and off (--decision-log-bytes 0): the log's cost per decision. Each target's
+// calls alternate between two loads, so that no decision repeats the one before (a repeat
+// only extends the newest entry): every decision retires an entry, the log's dearest case.
+func BenchmarkRecommendDecisionLog(b *testing.B) {
+	for _, on := range []bool{true, false} {
+		b.Run(fmt.Sprintf("log=%t", on), func(b *testing.B) {
+			wl := workload.NewWorkload("bench", "bench", benchTargets)
+			srv, reqs := benchServerOf(b, "bolt", wl, func(c *server.Config) {
+				if !on {
+					c.DecisionLogBytes = 0
+				}
+			})
+			other := make([]*pb.RecommendRequest, len(reqs))
+			for i := range other {
+				for range 6 { // a quarter of the load cycle on
+					other[i] = wl.Request(i, time.Now())
+				}
+			}
+			benchRecommend(b, srv, reqs, other)
+		})
+	}
+}
+
+// benchRecommend is BenchmarkRecommend's measure: 64 callers over the targets, round after
+// round, each round sending the next of the request sets.
+func benchRecommend(b *testing.B, srv *server.Server, sets ...[]*pb.RecommendRequest) {
+	var next atomic.Int64
+	b.SetParallelism(32) // 64 callers on 2 cores
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := startCPU()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			n := int(next.Add(1))
+			reqs := sets[n/benchTargets%len(sets)]
+			if _, err := srv.Recommend(b.Context(), reqs[n%benchTargets]); err != nil {
+				panic(fmt.Sprint(err))
+			}
+		}
+	})
+	cpu.report(b)
 }
 
 // BenchmarkRecommendWire is BenchmarkRecommend from the request's wire bytes to the response's:
@@ -181,4 +220,81 @@ func BenchmarkUnmarshalRecommend(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkDecisionLogDay measures what one target's decision log holds after a day of
+// decisions 15 s apart (5,760), unbounded, for a steady load (swing 0) and the hpa-bench load
+// cycle (±40 % over 24 decisions, so the target keeps scaling), every scale reported applied:
+// log-bytes/target-day is the entries' size as ListDecisions encodes them (the store's
+// encoding has the same fields), entries/target-day their count.
+func BenchmarkDecisionLogDay(b *testing.B) {
+	const decisions = 24 * 60 * 60 / 15
+	for _, swing := range []float64{0, workload.DefaultLoadSwing} {
+		b.Run(fmt.Sprintf("swing=%g", swing), func(b *testing.B) {
+			var bytes, entries int64
+			for b.Loop() {
+				now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+				st := memstore.New() // unbounded
+				cfg := server.DefaultConfig()
+				cfg.MetricsListen = ""
+				srv, err := server.New(cfg, server.Deps{Store: st, Now: func() time.Time { return now },
+					Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+				if err != nil {
+					b.Fatal(err)
+				}
+				stopAtCleanup(b, srv)
+				wl := workload.NewWorkload("bench", "bench", 1)
+				wl.SetLoadSwing(swing)
+				for range decisions {
+					req := wl.Request(0, now)
+					resp, err := srv.Recommend(b.Context(), req)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if resp.Scale {
+						if _, err := srv.ReportScale(b.Context(), &pb.ReportScaleRequest{Target: req.Target, RecommendationId: resp.RecommendationId, Succeeded: true}); err != nil {
+							b.Fatal(err)
+						}
+						wl.Applied(0, resp.DesiredReplicas)
+					}
+					now = now.Add(15 * time.Second)
+				}
+				bytes, entries = 0, 0
+				list := &pb.ListDecisionsRequest{Target: wl.Ref(0), PageSize: 1000}
+				for {
+					page, err := srv.ListDecisions(b.Context(), list)
+					if err != nil {
+						b.Fatal(err)
+					}
+					for _, e := range page.Decisions {
+						bytes += int64(proto.Size(e))
+					}
+					entries += int64(len(page.Decisions))
+					if list.PageToken = page.NextPageToken; list.PageToken == "" {
+						break
+					}
+				}
+			}
+			b.ReportMetric(float64(bytes), "log-bytes/target-day")
+			b.ReportMetric(float64(entries), "entries/target-day")
+		})
+	}
+}
+
+// stopAtCleanup serves srv on a loopback port until the benchmark ends, so that its gRPC
+// server's workers stop with it (the handlers are called directly).
+func stopAtCleanup(b *testing.B, srv *server.Server) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, lis) }()
+	b.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			b.Error(err)
+		}
+	})
 }
