@@ -135,8 +135,8 @@ func (s *Store) ListDecisions(ctx context.Context, key store.Key, opts store.Dec
 			bound = math.MaxUint64
 		}
 		c := tx.Bucket(bucketDecisions).Cursor()
-		dk, dv := c.Seek(codec.EncodeDecisionKey(k, bound))
-		if dk == nil {
+		var dk, dv []byte
+		if sk, _ := c.Seek(codec.EncodeDecisionKey(k, bound)); sk == nil {
 			dk, dv = c.Last()
 		} else {
 			dk, dv = c.Prev()
