@@ -43,6 +43,8 @@ import (
 //     never make an admin: a CA that issues cluster certificates should not thereby issue
 //     admin rights.
 //   - Simulate touches no stored data: any identity may call it.
+//   - AdminService (Backup, admin.go) is an admin's only: a tenant is PermissionDenied. On a
+//     server running open, every caller may call it, as every other RPC.
 //
 // With both --client-ca and --tokens-file, a client certificate is verified when given (an
 // untrusted one fails the handshake) but not required: a verified certificate or a valid

@@ -37,6 +37,12 @@ type permissionDenied struct{ msg string }
 
 func (e *permissionDenied) Error() string { return e.msg }
 
+// failedPrecondition is a call the server cannot serve as configured (a backup of a store that
+// has none), with a message safe for the client that says what to do instead.
+type failedPrecondition struct{ msg string }
+
+func (e *failedPrecondition) Error() string { return e.msg }
+
 // rateLimited is a cluster over its --rate-limit; retryAfter is when a token is available.
 type rateLimited struct {
 	cluster    string
@@ -58,6 +64,7 @@ func (s *Server) toStatus(ctx context.Context, method string, err error) error {
 	var unauth *unauthenticated
 	var denied *permissionDenied
 	var limited *rateLimited
+	var precondition *failedPrecondition
 	switch {
 	case errors.As(err, &inv):
 		return apiconv.InvalidArgument(inv.violations).Err()
@@ -67,6 +74,8 @@ func (s *Server) toStatus(ctx context.Context, method string, err error) error {
 		return status.Error(codes.Unauthenticated, unauth.msg)
 	case errors.As(err, &denied):
 		return status.Error(codes.PermissionDenied, denied.msg)
+	case errors.As(err, &precondition):
+		return status.Error(codes.FailedPrecondition, precondition.msg)
 	case errors.As(err, &limited):
 		return exhausted(limited.Error(), ReasonRateLimited, limited.retryAfter)
 	case errors.Is(err, store.ErrNotFound):

@@ -126,6 +126,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	s.grpc = grpc.NewServer(opts...)
 	pb.RegisterRecommenderServiceServer(s.grpc, s)
+	pb.RegisterAdminServiceServer(s.grpc, adminServer{s: s})
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	if err := registerReflection(s.grpc); err != nil {
 		return nil, err

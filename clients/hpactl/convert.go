@@ -11,8 +11,10 @@ import (
 // convert prints every HorizontalPodAutoscaler of -f (or the one --name picks) as the
 // autoscaling/v2 YAML the loader read it as, "---" between documents, as `kubectl convert`
 // prints several objects; the loader's warnings go to stderr. It calls no server. The status
-// and the empty creationTimestamp of the Go type are left out: a manifest has neither. The
-// namespace is printed as the loader sets it ("default" when the manifest names none).
+// and the empty creationTimestamp of the Go type are left out: a manifest has neither. A
+// namespace is printed only when the manifest names one: kubectl applies a manifest without
+// one to the namespace of its context or -n, and a "namespace: default" written in would make
+// `kubectl apply -n prod` refuse the file (docs/MANIFESTS.md).
 func (a *App) convert(args []string) error {
 	fs := a.newFlagSet("convert")
 	file := fs.String("f", "", "HorizontalPodAutoscaler manifests to convert (autoscaling/v2, v2beta2, v2beta1 or v1)")
@@ -41,8 +43,13 @@ func (a *App) convert(args []string) error {
 			return err
 		}
 		delete(obj, "status")
-		if md, ok := obj["metadata"].(map[string]any); ok && md["creationTimestamp"] == nil {
-			delete(md, "creationTimestamp")
+		if md, ok := obj["metadata"].(map[string]any); ok {
+			if md["creationTimestamp"] == nil {
+				delete(md, "creationTimestamp")
+			}
+			if !h.NamespaceWritten {
+				delete(md, "namespace")
+			}
 		}
 		y, err := yaml.Marshal(obj)
 		if err != nil {

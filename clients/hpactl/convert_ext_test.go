@@ -118,3 +118,29 @@ spec:
 		t.Errorf("stderr %q does not name the field", r.stderr)
 	}
 }
+
+// TestConvertKeepsNamespaceAsWritten: a manifest without a namespace converts to one without
+// (kubectl then applies it to the context's namespace or -n's), one that names default keeps
+// it.
+func TestConvertKeepsNamespaceAsWritten(t *testing.T) {
+	for _, tc := range []struct {
+		name, metadata, want string
+	}{
+		{name: "none", metadata: "{name: web}", want: "metadata:\n  name: web\nspec:\n"},
+		{name: "default written", metadata: "{name: web, namespace: default}", want: "metadata:\n  name: web\n  namespace: default\nspec:\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := writeFile(t, "hpa.yaml", "apiVersion: autoscaling/v1\nkind: HorizontalPodAutoscaler\nmetadata: "+tc.metadata+`
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  maxReplicas: 5
+  targetCPUUtilizationPercentage: 70
+`)
+			r := run(t, "", "convert", "-f", f)
+			mustOK(t, r)
+			if !strings.Contains(r.stdout, tc.want) {
+				t.Errorf("stdout:\n%s\nwant it to contain:\n%s", r.stdout, tc.want)
+			}
+		})
+	}
+}

@@ -46,6 +46,7 @@ Usage:
   hpactl delete    (-f hpa.yaml [--name n] | --namespace ns --name n) [--cluster c]
   hpactl convert   -f hpa.yaml [--name n]
   hpactl validate  -f hpa.yaml [-f more.yaml ...] [--output text|json]
+  hpactl backup    --output FILE     (a hot backup of the server's bbolt store; admin only)
   hpactl --version
 
 -f reads a file as kubectl does: YAML or JSON, several documents or a List, other kinds
@@ -114,6 +115,8 @@ func (a *App) Run(ctx context.Context, args []string) int {
 		err = a.convert(rest)
 	case "validate":
 		err = a.validate(rest)
+	case "backup":
+		err = a.backup(ctx, rest)
 	case "--version", "-version", "version":
 		fmt.Fprintln(a.Stdout, a.Version)
 		return ExitOK

@@ -92,19 +92,6 @@ func (a *App) validate(args []string) error {
 	return nil
 }
 
-// lintHPA is what is valid in h but likely a mistake: no metrics (so the 80 % cpu default).
-// minReplicas above maxReplicas is not here: the API server refuses it, so it is an error
-// (recommender.ValidateSpec). Checks of policies a scale-down can never reach and of metrics
-// missing an expected selector are not written yet.
-func lintHPA(h *hpafile.HPA) []*hpafile.Problem {
-	var out []*hpafile.Problem
-	s := h.Object.Spec
-	if len(s.Metrics) == 0 {
-		out = append(out, h.Problem("spec.metrics", "no metrics: the autoscaler targets 80% average cpu utilization"))
-	}
-	return out
-}
-
 // multiFlag is a flag given several times.
 type multiFlag []string
 

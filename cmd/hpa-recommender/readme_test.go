@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"bufio"
 	"net"
 	"os"
 	"os/exec"
@@ -17,28 +16,13 @@ type example struct {
 	expect string
 }
 
+// readmeExamples are the ```sh blocks of the page at path (docBlocks, manifestsdoc_test.go).
 func readmeExamples(t *testing.T, path string) []example {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var out []example
-	var cur *example
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		switch {
-		case cur != nil && line == "```":
-			out = append(out, *cur)
-			cur = nil
-		case cur != nil:
-			cur.script += line + "\n"
-		case line == "```sh":
-			cur = &example{line: n}
-		case strings.HasPrefix(line, "<!-- expect: ") && len(out) > 0:
-			out[len(out)-1].expect = strings.TrimSuffix(strings.TrimPrefix(line, "<!-- expect: "), " -->")
+	for _, b := range docBlocks(t, path) {
+		if b.lang == "sh" {
+			out = append(out, example{line: b.line, script: b.text, expect: b.expect})
 		}
 	}
 	return out

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime/trace"
@@ -62,6 +63,7 @@ type Store struct {
 var (
 	_ store.Store          = (*Store)(nil)
 	_ store.CommitReporter = (*Store)(nil)
+	_ store.Backuper       = (*Store)(nil)
 )
 
 // Open opens or creates the store file at path, creating its parent directory, checks its
@@ -496,4 +498,37 @@ func (s *Store) Close() error {
 func (s *Store) writeTime() time.Duration {
 	st := s.db.Stats()
 	return st.TxStats.GetWriteTime()
+}
+
+// Backup implements store.Backuper with bbolt's own hot backup: Tx.WriteTo in one read
+// transaction, which copies the pages that transaction sees while write transactions go on.
+// A read transaction held open blocks bbolt from remapping a growing file, so a write that
+// needs the file to grow past its mapping waits for the backup to end.
+func (s *Store) Backup(ctx context.Context, w io.Writer) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	var n int64
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		n, err = tx.WriteTo(ctxWriter{ctx, w})
+		return err
+	})
+	if err != nil {
+		return n, fmt.Errorf("backup %s: %w", s.path, translate(err, s.path))
+	}
+	return n, nil
+}
+
+// ctxWriter fails its writes once ctx ends, so a backup to a gone caller stops.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
 }

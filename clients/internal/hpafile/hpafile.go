@@ -40,6 +40,9 @@ type HPA struct {
 	// Object is the autoscaler as autoscaling/v2 (converted from another version when written so), its
 	// namespace set (DefaultNamespace when the manifest names none).
 	Object *autoscalingv2.HorizontalPodAutoscaler
+	// NamespaceWritten is whether the manifest names its namespace; without one Object's is
+	// DefaultNamespace, and a tool that writes the manifest back (hpactl convert) leaves it out.
+	NamespaceWritten bool
 	// Spec is Object.Spec converted to the API message.
 	Spec *pb.HorizontalPodAutoscalerSpec
 }
@@ -281,10 +284,11 @@ func (p *parser) object(loc Location, j []byte, dups []duplicate) {
 		p.problems = append(p.problems, problems...)
 		return
 	}
-	if hpa.Namespace == "" {
+	written := hpa.Namespace != ""
+	if !written {
 		hpa.Namespace = DefaultNamespace
 	}
-	h := &HPA{Location: loc, APIVersion: meta.APIVersion, Object: hpa, Spec: pbconv.SpecToProto(&hpa.Spec)}
+	h := &HPA{Location: loc, APIVersion: meta.APIVersion, Object: hpa, NamespaceWritten: written, Spec: pbconv.SpecToProto(&hpa.Spec)}
 	if warning != "" {
 		h.Warnings = append(h.Warnings, h.Problem("apiVersion", warning))
 	}
