@@ -28,8 +28,9 @@ func readmeExamples(t *testing.T, path string) []example {
 	return out
 }
 
-// TestReadmeExamples runs every ```sh block of README.md, verbatim and in order, against the
-// real binary on the address the README uses (make run's), with bin/ (grpcurl) on PATH.
+// TestReadmeExamples runs every ```sh block of README.md and then of docs/HPACTL.md (the page
+// the README's tour leads on to), verbatim and in order, against the real binary on the
+// address they use (make run's), with bin/ (grpcurl) on PATH.
 func TestReadmeExamples(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -39,11 +40,15 @@ func TestReadmeExamples(t *testing.T) {
 	if _, err := os.Stat(grpcurl); err != nil {
 		t.Fatalf("%s is missing: run `make bin/grpcurl` (make test does it first)", grpcurl)
 	}
-	examples := readmeExamples(t, filepath.Join(root, "README.md"))
-	if len(examples) < 4 {
-		t.Fatalf("found %d examples in README.md; the parser or the README is broken", len(examples))
+	pages := []string{"README.md", "docs/HPACTL.md"}
+	examples := map[string][]example{}
+	for _, page := range pages {
+		examples[page] = readmeExamples(t, filepath.Join(root, page))
+		if len(examples[page]) < 4 {
+			t.Fatalf("found %d examples in %s; the parser or the page is broken", len(examples[page]), page)
+		}
 	}
-	// The README's address is make run's: refuse to test against a server someone left there.
+	// The pages' address is make run's: refuse to test against a server someone left there.
 	if l, err := net.Listen("tcp", "127.0.0.1:50051"); err != nil {
 		t.Fatalf("127.0.0.1:50051 is in use (a `make run` still running?): %v", err)
 	} else {
@@ -51,17 +56,19 @@ func TestReadmeExamples(t *testing.T) {
 	}
 	p := startBinaryAt(t, "127.0.0.1:50051", "--store", "bolt", "--bolt-path", filepath.Join(t.TempDir(), "db"))
 	defer p.term(t)
-	for _, ex := range examples {
-		cmd := exec.Command("bash", "-euo", "pipefail", "-c", ex.script)
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "PATH="+filepath.Join(root, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Errorf("README.md:%d failed: %v\n%s\n%s", ex.line, err, ex.script, out)
-			continue
-		}
-		if ex.expect != "" && !strings.Contains(string(out), ex.expect) {
-			t.Errorf("README.md:%d: output lacks %q:\n%s", ex.line, ex.expect, out)
+	for _, page := range pages {
+		for _, ex := range examples[page] {
+			cmd := exec.Command("bash", "-euo", "pipefail", "-c", ex.script)
+			cmd.Dir = root
+			cmd.Env = append(os.Environ(), "PATH="+filepath.Join(root, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Errorf("%s:%d failed: %v\n%s\n%s", page, ex.line, err, ex.script, out)
+				continue
+			}
+			if ex.expect != "" && !strings.Contains(string(out), ex.expect) {
+				t.Errorf("%s:%d: output lacks %q:\n%s", page, ex.line, ex.expect, out)
+			}
 		}
 	}
 }
