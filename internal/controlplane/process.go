@@ -24,12 +24,20 @@ type process struct {
 }
 
 func startProcess(name, bin, logDir string, args ...string) (*process, error) {
+	return startProcessEnv(name, bin, logDir, nil, args...)
+}
+
+// startProcessEnv is startProcess with env added to this process's environment.
+func startProcessEnv(name, bin, logDir string, env []string, args ...string) (*process, error) {
 	logPath := filepath.Join(logDir, name+".log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(bin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.SysProcAttr = sysProcAttr()
