@@ -113,7 +113,7 @@ crashtest: ## Kill -9 the real binary under load 20 times, bbolt alone and one e
 # kube-controller-manager and kubectl are built from the Go module proxy in their own modules
 # (tools/kube-1.MINOR per release, tools/etcd; k8s.io/kubernetes never enters go.mod) into a cache
 # outside the repository, keyed by version, and built only when missing (shared/TOOLING.md §5, §6).
-# The suite runs on KUBE_VERSION; the shadow differential (TestShadowAgreesWithInTree) runs again
+# The suite runs on KUBE_VERSION; the shadow differentials (TestShadowAgreesWithInTree, TestShadowOnMetricsServer) run again
 # on KUBE_NEWEST, the newest release the module proxy serves that builds.
 KUBE_VERSION := v1.34.4
 KUBE_NEWEST := v1.37.2
@@ -185,9 +185,9 @@ e2e: kube-binaries kwok-binaries ## Run the e2e tests (build tag e2e) against a 
 	@[[ -n "$(strip $(E2E_PKGS))" ]] || { echo "no packages with e2e tests" >&2; exit 1; }
 	KUBE_BIN_DIR=$(KUBE_CACHE) ETCD_BIN=$(ETCD_CACHE)/etcd KWOK_BIN=$(KWOK_BIN) METRICS_SERVER_BIN=$(METRICS_SERVER_BIN) \
 		$(GO) test -tags e2e -race -timeout 20m $(E2E_PKGS)
-	@# The shadow differential again, beside kube-controller-manager $(KUBE_NEWEST).
+	@# The shadow differentials (metrics adapter; metrics-server on kwok) again, beside kube-controller-manager $(KUBE_NEWEST).
 	KUBE_BIN_DIR=$(KUBE_NEWEST_CACHE) ETCD_BIN=$(ETCD_CACHE)/etcd KWOK_BIN=$(KWOK_BIN) METRICS_SERVER_BIN=$(METRICS_SERVER_BIN) \
-		$(GO) test -tags e2e -race -timeout 20m -run '^TestShadowAgreesWithInTree$$' ./clients/scaler/
+		$(GO) test -tags e2e -race -timeout 20m -run '^TestShadow(AgreesWithInTree|OnMetricsServer)$$' ./clients/scaler/
 
 bin/grpcurl: Makefile ## Install the pinned grpcurl into bin/
 	@mkdir -p $(BIN)

@@ -8,6 +8,7 @@ package scaler
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -25,6 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 
@@ -232,6 +234,27 @@ func TestShadowAgreesWithInTree(t *testing.T) {
 	// this test on v1.34.4 and again on v1.37.2, both from `make kube-binaries`); the service
 	// decides as that release: --kubernetes-version=auto reads it from the API server, of the
 	// same build, and the test checks that it did.
+	runShadow(t, shadowHPAs, false)
+}
+
+// TestShadowOnMetricsServer is the differential with the resource metrics users have: the
+// pods run on a kwok node (kwok makes them Running and Ready), their CPU and memory come from
+// kwok's emulated kubelet /metrics/resource, and both controllers read them from the real
+// metrics-server. The HPAs are those of TestShadowAgreesWithInTree with CPU or memory whose
+// pods are Ready at once and all report (kwok has no delayed readiness or missing pod).
+func TestShadowOnMetricsServer(t *testing.T) {
+	var hpas []diffHPA
+	for _, h := range shadowHPAs {
+		if (h.cpu || h.memory) && h.readyAfter == 0 && !h.missing {
+			hpas = append(hpas, h)
+		}
+	}
+	runShadow(t, hpas, true)
+}
+
+// runShadow runs the differential on hpas; with kwok, their resource metrics come from
+// metrics-server on kwok instead of the adapter.
+func runShadow(t *testing.T, hpas []diffHPA, kwok bool) {
 	start := time.Now()
 	cp := controlplane.Start(t, controlplane.Options{InTreeHPA: true, ControllerManagerFlags: []string{
 		"--horizontal-pod-autoscaler-sync-period=" + inTreeSyncPeriod.String(),
@@ -240,6 +263,10 @@ func TestShadowAgreesWithInTree(t *testing.T) {
 		"--horizontal-pod-autoscaler-downscale-stabilization=" + downscaleWindow.String(),
 	}})
 	adapter := controlplane.StartMetricsAdapter(t, cp)
+	var k *controlplane.Kwok
+	if kwok {
+		k = controlplane.StartKwok(t, cp, controlplane.KwokOptions{})
+	}
 	cs := cp.Client
 	sv, err := cs.Discovery().ServerVersion()
 	if err != nil {
@@ -251,29 +278,37 @@ func TestShadowAgreesWithInTree(t *testing.T) {
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: shadowNS}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := controlplane.EnsureNode(ctx, cs, "node-1"); err != nil {
-		t.Fatal(err)
+	if !kwok {
+		if _, err := controlplane.EnsureNode(ctx, cs, "node-1"); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	var wg sync.WaitGroup
 	bg, stop := context.WithCancel(ctx)
 	defer func() { stop(); wg.Wait() }()
 	readyAfter := map[string]time.Duration{}
-	for _, h := range shadowHPAs {
-		if _, err := cs.AppsV1().Deployments(shadowNS).Create(ctx, shadowDeployment(h.name), metav1.CreateOptions{}); err != nil {
+	for _, h := range hpas {
+		d := shadowDeployment(h.name)
+		if kwok {
+			d.Spec.Template.Spec.NodeName = k.Nodes[0]
+		}
+		if _, err := cs.AppsV1().Deployments(shadowNS).Create(ctx, d, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		readyAfter[h.name] = h.readyAfter
 	}
-	wg.Add(1)
-	go func() { defer wg.Done(); fakeKubelet(bg, t, cs, readyAfter) }()
+	if !kwok {
+		wg.Add(1)
+		go func() { defer wg.Done(); fakeKubelet(bg, t, cs, readyAfter) }()
+	}
 	timelineStart := time.Now()
 	level := func() float64 {
 		i := int(time.Since(timelineStart) / shadowStep)
 		return loadLevels[min(i, len(loadLevels)-1)]
 	}
 	wg.Add(1)
-	go func() { defer wg.Done(); feedMetrics(bg, t, cs, adapter, level) }()
+	go func() { defer wg.Done(); feedMetrics(bg, t, cs, adapter, kwok, hpas, level) }()
 
 	// The scaler, configured by its flags, on the hpa source.
 	cfg := DefaultConfig()
@@ -322,7 +357,7 @@ func TestShadowAgreesWithInTree(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	for _, h := range shadowHPAs {
+	for _, h := range hpas {
 		var obj autoscalingv2.HorizontalPodAutoscaler
 		doc := fmt.Sprintf("apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: %s, namespace: %s}\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: %s}%s\n", h.name, shadowNS, h.name, h.spec)
 		if err := yaml.UnmarshalStrict([]byte(doc), &obj); err != nil {
@@ -334,7 +369,7 @@ func TestShadowAgreesWithInTree(t *testing.T) {
 	}
 	// Shadow only once the in-tree controller owns every status: before its first write the
 	// scaler would take the HPA over.
-	for _, h := range shadowHPAs {
+	for _, h := range hpas {
 		waitAutoscaler(t, s, shadowNS+"/"+h.name, func(a *Autoscaler) bool { return foreignStatusManager(a.HPA) == "kube-controller-manager" })
 	}
 	t.Logf("every HPA's status is written by kube-controller-manager; shadowing for %v", time.Duration(len(loadLevels))*shadowStep-time.Since(timelineStart))
@@ -343,7 +378,7 @@ func TestShadowAgreesWithInTree(t *testing.T) {
 	downAfterPeak := map[string]bool{}
 	for time.Since(timelineStart) < time.Duration(len(loadLevels))*shadowStep {
 		tick := time.Now()
-		for _, h := range shadowHPAs {
+		for _, h := range hpas {
 			key := shadowNS + "/" + h.name
 			if err := s.SyncOne(ctx, key); err != nil {
 				t.Logf("sync %s: %v", key, err)
@@ -369,10 +404,10 @@ func TestShadowAgreesWithInTree(t *testing.T) {
 		return int(testutil.ToFloat64(s.tel.shadowComparisons.WithLabelValues(result)))
 	}
 	agree, disagree, notComparable := count(shadowAgree), count(shadowDisagree), count(shadowNotComparable)
-	t.Logf("shadow comparisons over %d HPAs: agree %d, disagree %d, not comparable %d", len(shadowHPAs), agree, disagree, notComparable)
+	t.Logf("shadow comparisons over %d HPAs: agree %d, disagree %d, not comparable %d", len(hpas), agree, disagree, notComparable)
 	logs.mu.Lock()
 	defer logs.mu.Unlock()
-	for _, h := range shadowHPAs {
+	for _, h := range hpas {
 		res := logs.results[shadowNS+"/"+h.name]
 		t.Logf("  %-15s agree %3d  disagree %3d  not comparable %3d  replicas %d..%d", h.name, res[shadowAgree], res[shadowDisagree], res[shadowNotComparable], minR[h.name], maxR[h.name])
 		if res[shadowAgree] == 0 {
@@ -460,8 +495,10 @@ func fakeKubelet(ctx context.Context, t *testing.T, cs kubernetes.Interface, rea
 
 // feedMetrics sets, every second, each workload's metrics for the load level: the level's
 // pods' worth spread evenly over the started pods (resource and Pods metrics), or one value
-// (Object and External).
-func feedMetrics(ctx context.Context, t *testing.T, cs kubernetes.Interface, a *controlplane.MetricsAdapter, level func() float64) {
+// (Object and External). With kwok, the resource metrics go into the pods' kwok usage
+// annotations (patched when they change), which metrics-server reads from kwok.
+func feedMetrics(ctx context.Context, t *testing.T, cs kubernetes.Interface, a *controlplane.MetricsAdapter, kwok bool, hpas []diffHPA, level func() float64) {
+	annotated := map[string]string{} // pod -> the usage annotations last patched in
 	for ctx.Err() == nil {
 		v := level()
 		pods, err := cs.CoreV1().Pods(shadowNS).List(ctx, metav1.ListOptions{})
@@ -481,7 +518,7 @@ func feedMetrics(ctx context.Context, t *testing.T, cs kubernetes.Interface, a *
 					started[app] = append(started[app], p.Name)
 				}
 			}
-			for _, h := range shadowHPAs {
+			for _, h := range hpas {
 				names := started[h.name]
 				missing := func(pod string) bool { return h.missing && len(names) > 1 && pod == oldest[h.name].Name }
 				reporting := 0
@@ -502,7 +539,9 @@ func feedMetrics(ctx context.Context, t *testing.T, cs kubernetes.Interface, a *
 					if missing(pod) {
 						usage = nil
 					}
-					if len(usage) > 0 {
+					if kwok {
+						setKwokUsage(ctx, t, cs, annotated, pod, usage)
+					} else if len(usage) > 0 {
 						a.SetPodUsage(shadowNS, pod, map[string]corev1.ResourceList{"app": usage})
 					} else {
 						a.SetPodUsage(shadowNS, pod, nil)
@@ -528,5 +567,27 @@ func feedMetrics(ctx context.Context, t *testing.T, cs kubernetes.Interface, a *
 		case <-ctx.Done():
 		case <-time.After(time.Second):
 		}
+	}
+}
+
+// setKwokUsage patches pod's kwok usage annotations to usage unless they already hold it.
+func setKwokUsage(ctx context.Context, t *testing.T, cs kubernetes.Interface, annotated map[string]string, pod string, usage corev1.ResourceList) {
+	ann := map[string]string{}
+	if q, ok := usage[corev1.ResourceCPU]; ok {
+		ann[controlplane.KwokUsageCPUAnnotation] = q.String()
+	}
+	if q, ok := usage[corev1.ResourceMemory]; ok {
+		ann[controlplane.KwokUsageMemoryAnnotation] = q.String()
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": ann}})
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	if annotated[pod] == string(patch) {
+		return
+	}
+	if _, err := cs.CoreV1().Pods(shadowNS).Patch(ctx, pod, types.MergePatchType, patch, metav1.PatchOptions{}); err == nil {
+		annotated[pod] = string(patch)
 	}
 }
