@@ -4,6 +4,8 @@ package controlplane_test
 
 import (
 	"context"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,6 +88,24 @@ func TestKwokMetricsServer(t *testing.T) {
 		return len(got) == len(want), nil
 	})
 	t.Logf("PodMetrics %v (want %v) after %v", got, want, time.Since(start).Round(time.Millisecond))
+
+	// kubectl top pod reads the same API.
+	out, err := exec.CommandContext(ctx, cp.Binaries.Kubectl, "--kubeconfig", cp.Kubeconfig, "top", "pod", "-n", ns, "--no-headers").CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl top pod: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line) // NAME CPU(cores) MEMORY(bytes)
+		if len(f) < 2 {
+			t.Fatalf("kubectl top pod line %q", line)
+		}
+		w, ok := want[f[0]]
+		q, err := resource.ParseQuantity(f[1])
+		if !ok || err != nil || q.MilliValue() < w-1 || q.MilliValue() > w+1 {
+			t.Errorf("kubectl top pod: %q, want %s at %dm", line, f[0], w)
+		}
+	}
+	t.Logf("kubectl top pod:\n%s", out)
 
 	nm, err := mc.MetricsV1beta1().NodeMetricses().Get(ctx, k.Nodes[0], metav1.GetOptions{})
 	if err != nil {
