@@ -8,7 +8,6 @@ package scaler
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -26,7 +25,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 
@@ -540,7 +538,7 @@ func feedMetrics(ctx context.Context, t *testing.T, cs kubernetes.Interface, a *
 						usage = nil
 					}
 					if kwok {
-						setKwokUsage(ctx, t, cs, annotated, pod, usage)
+						setKwokUsage(ctx, cs, annotated, pod, usage)
 					} else if len(usage) > 0 {
 						a.SetPodUsage(shadowNS, pod, map[string]corev1.ResourceList{"app": usage})
 					} else {
@@ -570,24 +568,13 @@ func feedMetrics(ctx context.Context, t *testing.T, cs kubernetes.Interface, a *
 	}
 }
 
-// setKwokUsage patches pod's kwok usage annotations to usage unless they already hold it.
-func setKwokUsage(ctx context.Context, t *testing.T, cs kubernetes.Interface, annotated map[string]string, pod string, usage corev1.ResourceList) {
-	ann := map[string]string{}
-	if q, ok := usage[corev1.ResourceCPU]; ok {
-		ann[controlplane.KwokUsageCPUAnnotation] = q.String()
-	}
-	if q, ok := usage[corev1.ResourceMemory]; ok {
-		ann[controlplane.KwokUsageMemoryAnnotation] = q.String()
-	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": ann}})
-	if err != nil {
-		t.Error(err)
+// setKwokUsage sets pod's kwok usage annotations to usage unless they already hold it.
+func setKwokUsage(ctx context.Context, cs kubernetes.Interface, annotated map[string]string, pod string, usage corev1.ResourceList) {
+	key := fmt.Sprint(usage.Cpu(), usage.Memory())
+	if annotated[pod] == key {
 		return
 	}
-	if annotated[pod] == string(patch) {
-		return
-	}
-	if _, err := cs.CoreV1().Pods(shadowNS).Patch(ctx, pod, types.MergePatchType, patch, metav1.PatchOptions{}); err == nil {
-		annotated[pod] = string(patch)
+	if err := controlplane.SetKwokPodUsage(ctx, cs, shadowNS, pod, usage); err == nil {
+		annotated[pod] = key
 	}
 }

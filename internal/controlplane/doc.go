@@ -32,7 +32,8 @@
 //
 //	k := controlplane.StartKwok(t, cp, controlplane.KwokOptions{})
 //	... a Deployment whose pod template has spec.nodeName k.Nodes[0] ...
-//	controlplane.SetPodCPUUsage(ctx, cp, ns, pod, "250m") // in PodMetrics 20-40 s later
+//	cpu := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")}
+//	controlplane.SetKwokPodUsage(ctx, cs, ns, pod, cpu) // in PodMetrics 20-40 s later
 //
 // Start, StartMetricsAdapter and StartKwok take a testing.TB and stop what they started at its cleanup;
 // StartControlPlane, NewMetricsAdapterFor and StartKwokFor are the same without one, for a program (the fleet

@@ -3,11 +3,11 @@ package controlplane
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 )
 
 // The versions the Makefile builds (KWOK_VERSION, METRICS_SERVER_VERSION).
@@ -86,7 +87,7 @@ type Kwok struct {
 	KubeletPort, MetricsServerPort int
 
 	dir      string
-	procs    []*process
+	procs    processes
 	stopOnce sync.Once
 }
 
@@ -104,17 +105,7 @@ const kwokNodeAnnotation = "kwok.x-k8s.io/node"
 // the custom and external metrics APIs.
 func StartKwok(t testing.TB, cp *ControlPlane, opts KwokOptions) *Kwok {
 	t.Helper()
-	k, err := StartKwokFor(cp, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Log(k.Logs(4000))
-		}
-		k.Stop()
-	})
-	return k
+	return startForTest(t, func() (*Kwok, error) { return StartKwokFor(cp, opts) })
 }
 
 // StartKwokFor is StartKwok without a testing.TB; call Stop.
@@ -254,28 +245,27 @@ func nodeReady(n *corev1.Node) bool {
 	return false
 }
 
-// SetPodCPUUsage sets the CPU the pod's containers use (kwok's usage annotation; each
-// container uses cpu). metrics-server reports it from its next scrapes on.
-func SetPodCPUUsage(ctx context.Context, cp *ControlPlane, namespace, pod, cpu string) error {
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, KwokUsageCPUAnnotation, cpu)
-	_, err := cp.Client.CoreV1().Pods(namespace).Patch(ctx, pod, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+// SetKwokPodUsage sets the CPU and memory each container of the pod uses (kwok's usage
+// annotations; a resource missing from usage is left as it is). metrics-server reports them
+// from its next scrapes on.
+func SetKwokPodUsage(ctx context.Context, cs kubernetes.Interface, namespace, pod string, usage corev1.ResourceList) error {
+	ann := map[string]string{}
+	if q, ok := usage[corev1.ResourceCPU]; ok {
+		ann[KwokUsageCPUAnnotation] = q.String()
+	}
+	if q, ok := usage[corev1.ResourceMemory]; ok {
+		ann[KwokUsageMemoryAnnotation] = q.String()
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": ann}})
+	if err != nil {
+		return err
+	}
+	_, err = cs.CoreV1().Pods(namespace).Patch(ctx, pod, types.MergePatchType, patch, metav1.PatchOptions{})
 	return err
 }
 
 // Stop stops metrics-server and the kwok controller. Safe to call more than once.
-func (k *Kwok) Stop() {
-	k.stopOnce.Do(func() {
-		for i := len(k.procs) - 1; i >= 0; i-- {
-			k.procs[i].stop(10 * time.Second)
-		}
-	})
-}
+func (k *Kwok) Stop() { k.stopOnce.Do(k.procs.stop) }
 
 // Logs is the end (up to maxBytes each) of kwok's and metrics-server's logs.
-func (k *Kwok) Logs(maxBytes int) string {
-	var b strings.Builder
-	for _, p := range k.procs {
-		fmt.Fprintf(&b, "----- %s (%s) -----\n%s\n", p.name, p.logPath, p.tail(maxBytes))
-	}
-	return b.String()
-}
+func (k *Kwok) Logs(maxBytes int) string { return k.procs.logs(maxBytes) }

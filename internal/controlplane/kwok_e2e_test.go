@@ -55,7 +55,8 @@ func TestKwokMetricsServer(t *testing.T) {
 			t.Errorf("pod %s: phase %s ip %q, want Running with an IP from kwok", p.Name, p.Status.Phase, p.Status.PodIP)
 		}
 		milli := int64(150 + 100*i)
-		if err := controlplane.SetPodCPUUsage(ctx, cp, ns, p.Name, resource.NewMilliQuantity(milli, resource.DecimalSI).String()); err != nil {
+		usage := corev1.ResourceList{corev1.ResourceCPU: *resource.NewMilliQuantity(milli, resource.DecimalSI)}
+		if err := controlplane.SetKwokPodUsage(ctx, cs, ns, p.Name, usage); err != nil {
 			t.Fatal(err)
 		}
 		want[p.Name] = milli
