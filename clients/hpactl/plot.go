@@ -52,6 +52,11 @@ func plotFormat(path string) (string, error) {
 
 // writePlot writes the chart of a simulation to path.
 func writePlot(path string, m *manifest, steps []simStep) error {
+	return writePlotFile(path, func(w io.Writer, format string) error { return renderPlot(w, format, m, steps) })
+}
+
+// writePlotFile creates path and writes the chart render draws in path's format.
+func writePlotFile(path string, render func(w io.Writer, format string) error) error {
 	format, err := plotFormat(path)
 	if err != nil {
 		return err
@@ -60,7 +65,7 @@ func writePlot(path string, m *manifest, steps []simStep) error {
 	if err != nil {
 		return fmt.Errorf("write plot: %w", err)
 	}
-	if err := renderPlot(f, format, m, steps); err != nil {
+	if err := render(f, format); err != nil {
 		f.Close()
 		return fmt.Errorf("write plot %s: %w", path, err)
 	}
@@ -208,17 +213,26 @@ func renderPlot(w io.Writer, format string, m *manifest, steps []simStep) error 
 		p.Legend.Left = true
 	}
 
-	plots := [][]*plot.Plot{{load}, {reps}, {util}}
-	tiles := draw.Tiles{Rows: 3, Cols: 1, PadX: vg.Millimeter, PadY: 4 * vg.Millimeter,
+	return writePanels(w, format, plotHeight, load, reps, util)
+}
+
+// writePanels draws panels stacked in one column on a plotWidth x height canvas of format
+// ("png": 96 dpi on white; "svg") and writes it to w.
+func writePanels(w io.Writer, format string, height vg.Length, panels ...*plot.Plot) error {
+	plots := make([][]*plot.Plot, len(panels))
+	for i, p := range panels {
+		plots[i] = []*plot.Plot{p}
+	}
+	tiles := draw.Tiles{Rows: len(panels), Cols: 1, PadX: vg.Millimeter, PadY: 4 * vg.Millimeter,
 		PadTop: 2 * vg.Millimeter, PadBottom: 2 * vg.Millimeter, PadLeft: 2 * vg.Millimeter, PadRight: 4 * vg.Millimeter}
 	var canvas vg.CanvasWriterTo
 	switch format {
 	case "png":
-		img := vgimg.NewWith(vgimg.UseWH(plotWidth, plotHeight), vgimg.UseDPI(96))
-		fillWhite(img)
+		img := vgimg.NewWith(vgimg.UseWH(plotWidth, height), vgimg.UseDPI(96))
+		fillWhite(img, height)
 		canvas = vgimg.PngCanvas{Canvas: img}
 	case "svg":
-		canvas = vgsvg.New(plotWidth, plotHeight)
+		canvas = vgsvg.New(plotWidth, height)
 	default:
 		return fmt.Errorf("unknown plot format %q", format)
 	}
@@ -231,9 +245,9 @@ func renderPlot(w io.Writer, format string, m *manifest, steps []simStep) error 
 }
 
 // fillWhite paints the PNG background: vgimg starts transparent.
-func fillWhite(c *vgimg.Canvas) {
+func fillWhite(c *vgimg.Canvas, height vg.Length) {
 	c.SetColor(color.White)
-	r := vg.Rectangle{Max: vg.Point{X: plotWidth, Y: plotHeight}}
+	r := vg.Rectangle{Max: vg.Point{X: plotWidth, Y: height}}
 	c.Fill(r.Path())
 }
 
