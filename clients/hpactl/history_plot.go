@@ -1,10 +1,12 @@
 package hpactl
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
 	"io"
 	"math"
+	"strings"
 	"time"
 
 	"gonum.org/v1/plot"
@@ -49,7 +51,7 @@ func writeHistoryPlot(path, title string, entries []*pb.DecisionLogEntry) error 
 
 // renderHistoryPlot draws a decision log over real time (UTC): a panel of the current and
 // desired replicas with each metric's proposal, a marker at each scale and at each held
-// decision (the count stayed while a metric proposed another) named with what held it (the
+// decision (the count stayed while the metrics proposed another) named with what held it (the
 // condition reason: a stabilization window, a policy, the min/max bounds); then one panel per
 // metric of its value as currentMetrics showed it (percent for a Utilization target). A run
 // of identical decisions is drawn from its first to its last time.
@@ -88,14 +90,11 @@ func renderHistoryPlot(w io.Writer, format, title string, entries []*pb.Decision
 		}
 		by := ""
 		if isHeld(e) {
-			by = heldReason(e)
-			if by == "" {
-				by = "held"
-			}
+			by = cmp.Or(heldReason(e), "-")
 			held = append(held, at)
 			if by != lastHeld { // a stretch held by the same thing is named once, at its start
 				heldLabels.XYs = append(heldLabels.XYs, at)
-				heldLabels.Labels = append(heldLabels.Labels, "held: "+by)
+				heldLabels.Labels = append(heldLabels.Labels, strings.TrimSuffix("held: "+by, ": -"))
 			}
 		}
 		lastHeld = by
@@ -131,7 +130,7 @@ func renderHistoryPlot(w io.Writer, format, title string, entries []*pb.Decision
 		return err
 	}
 	if len(held) > 0 {
-		if err := addMarkers(reps, "held (a metric proposed another count)", held, draw.TriangleGlyph{}, colorHeld); err != nil {
+		if err := addMarkers(reps, "held (the metrics proposed another count)", held, draw.TriangleGlyph{}, colorHeld); err != nil {
 			return err
 		}
 		labels, err := plotter.NewLabels(heldLabels)
@@ -165,7 +164,7 @@ func renderHistoryPlot(w io.Writer, format, title string, entries []*pb.Decision
 	}
 	for _, p := range panels {
 		p.Add(plotter.NewGrid())
-		p.X.Tick.Marker = plot.TimeTicks{Format: format24}
+		p.X.Tick.Marker = clockTicker{format: format24}
 		p.X.Min, p.X.Max = first, last
 		p.Legend.Top = true
 		p.Legend.Left = true
@@ -174,17 +173,24 @@ func renderHistoryPlot(w io.Writer, format, title string, entries []*pb.Decision
 	return writePanels(w, format, historyPlotHeight(entries), panels...)
 }
 
-// isHeld reports whether an entry kept the count while a metric proposed another.
+// isHeld reports whether an entry kept the count while its metrics proposed another.
 func isHeld(e *pb.DecisionLogEntry) bool {
-	if e.GetDesiredReplicas() != e.GetCurrentReplicas() {
-		return false
-	}
-	for _, m := range e.GetMetrics() {
-		if m.GetError() == "" && m.GetProposal() != e.GetCurrentReplicas() {
-			return true
+	return e.GetDesiredReplicas() == e.GetCurrentReplicas() && e.GetProposal() != e.GetCurrentReplicas()
+}
+
+// clockTicker labels an axis of Unix seconds with UTC clock times at timeTicker's steps
+// (whole minutes, hours...).
+type clockTicker struct{ format string }
+
+// Ticks implements plot.Ticker.
+func (c clockTicker) Ticks(lo, hi float64) []plot.Tick {
+	ticks := timeTicker{}.Ticks(lo, hi)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = time.Unix(0, int64(ticks[i].Value*1e9)).UTC().Format(c.format)
 		}
 	}
-	return false
+	return ticks
 }
 
 func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
