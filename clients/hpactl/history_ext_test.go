@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"image/png"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,8 +19,6 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/hpa-recommender/hpa-recommender/clients/goclient"
-	"github.com/hpa-recommender/hpa-recommender/clients/hpactl"
-	"github.com/hpa-recommender/hpa-recommender/clients/internal/local"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/server"
 	"github.com/hpa-recommender/hpa-recommender/server/servertest"
@@ -145,19 +142,7 @@ func driveHistory(t *testing.T) string {
 // runAt runs hpactl against addr with its clock at historyNow.
 func runAt(t *testing.T, addr string, args ...string) result {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
-	app := &hpactl.App{
-		Stdout: &stdout, Stderr: &stderr, Local: local.New(),
-		Now: func() time.Time { return historyNow },
-		Getenv: func(k string) string {
-			if k == hpactl.EnvAddr {
-				return addr
-			}
-			return ""
-		},
-	}
-	code := app.Run(t.Context(), args)
-	return result{code, stdout.String(), stderr.String()}
+	return runClock(t, addr, historyNow, historyNow, args...)
 }
 
 // loggedEntries is the target's whole log as the API returns it, newest first.
@@ -231,9 +216,9 @@ func TestHistory(t *testing.T) {
 		}
 		for _, want := range []string{
 			"25m Normal SuccessfulRescale 2 -> 4 succeeded scale up 2 -> 4", // 5m: the policy's 2 pods
-			"Normal ScaleUpLimit 4 -> 4 -",                                 // held by the policy until its minute passes
-			"Normal ScaleDownStabilized 8 -> 8 -",                          // 12m: held by the 2-minute window
-			"SuccessfulRescale 2 -> 4 succeeded",                           // 25m: the queue
+			"Normal ScaleUpLimit 4 -> 4 -",                                  // held by the policy until its minute passes
+			"Normal ScaleDownStabilized 8 -> 8 -",                           // 12m: held by the 2-minute window
+			"SuccessfulRescale 2 -> 4 succeeded",                            // 25m: the queue
 		} {
 			found := false
 			for _, row := range rows {
@@ -284,15 +269,7 @@ func TestHistory(t *testing.T) {
 		if !strings.Contains(r.stdout, "wrote "+pngPath) {
 			t.Errorf("stdout does not name the chart:\n%s", r.stdout)
 		}
-		f, err := os.Open(pngPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		img, err := png.Decode(f)
-		if err != nil {
-			t.Fatalf("not a PNG: %v", err)
-		}
+		img := decodePNG(t, pngPath)
 		// 10 x 9 inches at 96 dpi: the replicas panel and one per metric, 3 inches each.
 		if b := img.Bounds(); b.Dx() != 960 || b.Dy() != 864 {
 			t.Errorf("PNG is %dx%d, want 960x864", b.Dx(), b.Dy())

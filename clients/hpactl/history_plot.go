@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"image/color"
 	"io"
-	"math"
 	"strings"
 	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
@@ -126,24 +124,8 @@ func renderHistoryPlot(w io.Writer, format, title string, entries []*pb.Decision
 			return err
 		}
 	}
-	if err := addMarkers(reps, "scale", scaled, draw.CircleGlyph{}, colorDesired); err != nil {
+	if err := addScaleMarkers(reps, scaled, "held (the metrics proposed another count)", held, heldLabels); err != nil {
 		return err
-	}
-	if len(held) > 0 {
-		if err := addMarkers(reps, "held (the metrics proposed another count)", held, draw.TriangleGlyph{}, colorHeld); err != nil {
-			return err
-		}
-		labels, err := plotter.NewLabels(heldLabels)
-		if err != nil {
-			return fmt.Errorf("held labels: %w", err)
-		}
-		for i := range labels.TextStyle {
-			labels.TextStyle[i].Color = colorHeld
-			labels.TextStyle[i].Font.Size = vg.Points(8)
-			labels.TextStyle[i].Rotation = math.Pi / 6
-		}
-		labels.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(6)}
-		reps.Add(labels)
 	}
 	panels := []*plot.Plot{reps}
 	for i := range nm {

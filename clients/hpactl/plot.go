@@ -151,24 +151,8 @@ func renderPlot(w io.Writer, format string, m *manifest, steps []simStep) error 
 			return err
 		}
 	}
-	if err := addMarkers(reps, "scale", scaled, draw.CircleGlyph{}, colorDesired); err != nil {
+	if err := addScaleMarkers(reps, scaled, "held below the proposal", held, heldLabels); err != nil {
 		return err
-	}
-	if len(held) > 0 {
-		if err := addMarkers(reps, "held below the proposal", held, draw.TriangleGlyph{}, colorHeld); err != nil {
-			return err
-		}
-		labels, err := plotter.NewLabels(heldLabels)
-		if err != nil {
-			return fmt.Errorf("held labels: %w", err)
-		}
-		for i := range labels.TextStyle {
-			labels.TextStyle[i].Color = colorHeld
-			labels.TextStyle[i].Font.Size = vg.Points(8)
-			labels.TextStyle[i].Rotation = math.Pi / 6
-		}
-		labels.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(6)}
-		reps.Add(labels)
 	}
 
 	util := plot.New()
@@ -297,6 +281,32 @@ func addMarkers(p *plot.Plot, name string, xys plotter.XYs, shape draw.GlyphDraw
 	sc.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(3.5), Shape: shape}
 	p.Add(sc)
 	p.Legend.Add(name, sc)
+	return nil
+}
+
+// addScaleMarkers marks the scales and the held decisions of a replicas panel, and names what
+// held each at the points heldLabels gives.
+func addScaleMarkers(p *plot.Plot, scaled plotter.XYs, heldName string, held plotter.XYs, heldLabels plotter.XYLabels) error {
+	if err := addMarkers(p, "scale", scaled, draw.CircleGlyph{}, colorDesired); err != nil {
+		return err
+	}
+	if len(held) == 0 {
+		return nil
+	}
+	if err := addMarkers(p, heldName, held, draw.TriangleGlyph{}, colorHeld); err != nil {
+		return err
+	}
+	labels, err := plotter.NewLabels(heldLabels)
+	if err != nil {
+		return fmt.Errorf("held labels: %w", err)
+	}
+	for i := range labels.TextStyle {
+		labels.TextStyle[i].Color = colorHeld
+		labels.TextStyle[i].Font.Size = vg.Points(8)
+		labels.TextStyle[i].Rotation = math.Pi / 6
+	}
+	labels.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(6)}
+	p.Add(labels)
 	return nil
 }
 

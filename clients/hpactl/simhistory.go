@@ -140,7 +140,9 @@ func (a *App) simulateHistory(ctx context.Context, fs *flag.FlagSet, conn *connF
 	cfg.initialReplicas = logged[0].entry.GetCurrentReplicas()
 	sim := simulateFunc(a.Local.Simulate)
 	if !o.local {
-		sim = func(ctx context.Context, req *pb.SimulateRequest) (*pb.SimulateResponse, error) { return c.Simulate(ctx, req) }
+		sim = func(ctx context.Context, req *pb.SimulateRequest) (*pb.SimulateResponse, error) {
+			return c.Simulate(ctx, req)
+		}
 	}
 	steps, history, err := runSimulation(ctx, sim, cfg, rows)
 	if err != nil {

@@ -359,6 +359,9 @@ func (a *App) simulate(ctx context.Context, args []string) error {
 		}
 		return a.simulateHistory(ctx, fs, conn, opts)
 	}
+	if *cluster != "" || since.since != 0 {
+		return errors.New("--cluster and --since go with --history")
+	}
 	if *file == "" || *tracePath == "" {
 		return errors.New("simulate needs -f hpa.yaml and --trace load.csv (or --history NAMESPACE/NAME)")
 	}
