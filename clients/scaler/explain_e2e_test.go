@@ -4,18 +4,20 @@ package scaler
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/hpa-recommender/hpa-recommender/clients/goclient"
+	"github.com/hpa-recommender/hpa-recommender/clients/hpactl"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 )
 
 // DecisionExplained: one decision, read where a person looks for it. A chpa scaled by the
 // scaler against the real service: kubectl describe chpa shows the decision's sentence as
 // status.explanation and as the reason of its SuccessfulRescale event, and the service's decision
-// log (ListDecisions, through goclient) holds the same decision: the same sentence and counts,
-// and the outcome the scaler reported.
+// log (ListDecisions, through goclient, and hpactl history) holds the same decision: the same
+// sentence and counts, and the outcome the scaler reported.
 func (e *e2eEnv) decisionExplained(t *testing.T) {
 	e.installCRD(t)
 	ns := "decision-explained"
@@ -66,6 +68,17 @@ func (e *e2eEnv) decisionExplained(t *testing.T) {
 	if entry.GetMessage() != sentence || entry.GetCurrentReplicas() != 2 || entry.GetDesiredReplicas() != 3 || entry.GetOutcome() != "succeeded" {
 		t.Errorf("logged decision: message %q, %d -> %d, outcome %q; want %q, 2 -> 3, succeeded",
 			entry.GetMessage(), entry.GetCurrentReplicas(), entry.GetDesiredReplicas(), entry.GetOutcome(), sentence)
+	}
+
+	// hpactl history: the same decision, as a row of the log.
+	var hist, errOut strings.Builder
+	args := []string{"history", "--addr", f.svc.addr, "--plaintext", "--cluster", "c1", "--namespace", ns, "--name", "web"}
+	if code := hpactl.Run(f.ctx, args, &hist, &errOut); code != 0 {
+		t.Fatalf("hpactl %v: exit %d: %s", args, code, errOut.String())
+	}
+	row := regexp.MustCompile(`(?m)^.*SuccessfulRescale\s+2 -> 3\s+succeeded\s+` + regexp.QuoteMeta(sentence) + `$`)
+	if !row.MatchString(hist.String()) {
+		t.Errorf("hpactl history has no row of the decision (want %s):\n%s", row, hist.String())
 	}
 
 	// kubectl describe chpa: the sentence as status.explanation and as the event's reason (the
