@@ -25,8 +25,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/hpa-recommender/hpa-recommender/clients/goclient"
-	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/internal/tlsfiles"
+	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 )
 
 // This file reads an External, Object or Pods metric straight from Prometheus's HTTP API
@@ -271,6 +271,9 @@ func (k *Kube) prometheusObservation(ctx context.Context, q PrometheusQuery, m *
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return errObservation(fmt.Sprintf("the Prometheus query returned %v for %s, not a finite number", f, s.Metric))
 		}
+		if math.Abs(f) >= math.MaxInt64/1000 {
+			return errObservation(fmt.Sprintf("the Prometheus query returned %v for %s, too large for a quantity", f, s.Metric))
+		}
 	}
 	if m.Type != autoscalingv2.PodsMetricSourceType {
 		if len(samples) != 1 {
@@ -310,7 +313,9 @@ func (k *Kube) prometheusObservation(ctx context.Context, q PrometheusQuery, m *
 }
 
 // promMilliString is v as a quantity, rounded to a thousandth.
-func promMilliString(v model.SampleValue) string { return milliString(int64(math.Round(float64(v) * 1000))) }
+func promMilliString(v model.SampleValue) string {
+	return milliString(int64(math.Round(float64(v) * 1000)))
+}
 
 // DefaultPrometheusTimeout bounds one Prometheus query when --prometheus-timeout is not set.
 const DefaultPrometheusTimeout = 5 * time.Second

@@ -8,15 +8,18 @@ import (
 	"net"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/model"
 	"google.golang.org/protobuf/testing/protocmp"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
@@ -305,5 +308,91 @@ func TestSyncDecidesOnPrometheus(t *testing.T) {
 	}
 	if ev := strings.Join(w.c.events(), "\n"); !strings.Contains(ev, "FailedGetExternalMetric") {
 		t.Errorf("events %q, want FailedGetExternalMetric", ev)
+	}
+}
+
+// promShadowHPAs are HPAs whose metrics the scaler reads from Prometheus (their
+// prometheus-query annotations) while the in-tree controller reads the same values from the
+// metrics APIs (the test's adapter).
+var promShadowHPAs = []diffHPA{
+	{name: "prom-pods", pods: true, annotations: `{hpa-recommender.io/prometheus-query.rps: 'requests_per_second'}`, spec: `
+  minReplicas: 1
+  maxReplicas: 8
+  metrics:
+  - {type: Pods, pods: {metric: {name: rps}, target: {type: AverageValue, averageValue: "10"}}}
+  behavior:
+    scaleUp: {stabilizationWindowSeconds: 0, policies: [{type: Pods, value: 2, periodSeconds: 10}]}`},
+	{name: "prom-external-avg", external: true, annotations: `{hpa-recommender.io/prometheus-query.ext-prom-external-avg: 'sum(queue_depth{ {{.Selector}} })'}`, spec: `
+  minReplicas: 1
+  maxReplicas: 8
+  metrics:
+  - type: External
+    external: {metric: {name: ext-prom-external-avg, selector: {matchLabels: {queue: prom-external-avg}}}, target: {type: AverageValue, averageValue: "30"}}`},
+	{name: "prom-external-value", external: true, annotations: `{hpa-recommender.io/prometheus-query.ext-prom-external-value: 'queue_depth{ {{.Selector}} }'}`, spec: `
+  minReplicas: 1
+  maxReplicas: 8
+  metrics:
+  - type: External
+    external: {metric: {name: ext-prom-external-value, selector: {matchLabels: {queue: prom-external-value}}}, target: {type: Value, value: "30"}}`},
+	{name: "prom-object-avg", object: true, annotations: `{hpa-recommender.io/prometheus-query.queue: 'queue_depth{queue="prom-object-avg"}'}`, spec: `
+  minReplicas: 1
+  maxReplicas: 8
+  metrics:
+  - type: Object
+    object: {describedObject: {apiVersion: apps/v1, kind: Deployment, name: prom-object-avg}, metric: {name: queue}, target: {type: AverageValue, averageValue: "30"}}`},
+}
+
+// exporterMirror exports what the feeder gives the metrics adapter: a pod's rps as
+// requests_per_second{pod}, an HPA's Object or External value as queue_depth{queue=<HPA>}.
+type exporterMirror struct{ e *exporter }
+
+func (m exporterMirror) podMetric(_ diffHPA, pod string, q resource.Quantity) {
+	m.e.rps.WithLabelValues(pod).Set(float64(q.MilliValue()) / 1000)
+}
+
+func (m exporterMirror) value(h diffHPA, q resource.Quantity) {
+	m.e.queue.WithLabelValues(h.name).Set(float64(q.MilliValue()) / 1000)
+}
+
+// countingPrometheus counts the queries the scaler sends, by query.
+type countingPrometheus struct {
+	PrometheusAPI
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *countingPrometheus) Query(ctx context.Context, query string, ts time.Time, opts ...promv1.Option) (model.Value, promv1.Warnings, promv1.Infos, error) {
+	c.mu.Lock()
+	c.n[query]++
+	c.mu.Unlock()
+	return c.PrometheusAPI.Query(ctx, query, ts, opts...)
+}
+
+// TestPrometheusShadowAgreesWithInTree is the live differential with the Prometheus source:
+// hpa-scaler decides on the queries' values (a real Prometheus scraping the test's exporter)
+// while the in-tree controller reads the same values through the metrics APIs, and every
+// comparable decision must agree.
+func TestPrometheusShadowAgreesWithInTree(t *testing.T) {
+	e := startExporter(t)
+	p := controlplane.StartPrometheus(t, controlplane.PrometheusOptions{Targets: []string{e.addr()}})
+	counter := &countingPrometheus{n: map[string]int{}}
+	runShadow(t, shadowRun{
+		hpas:   promShadowHPAs,
+		levels: []float64{2, 6, 1},
+		flags:  []string{"--prometheus-url=" + p.URL},
+		mirror: exporterMirror{e},
+		onKube: func(k *Kube) { counter.PrometheusAPI = k.Prometheus; k.Prometheus = counter },
+	})
+	counter.mu.Lock()
+	defer counter.mu.Unlock()
+	for _, q := range []string{
+		`requests_per_second`,
+		`sum(queue_depth{ queue="prom-external-avg" })`,
+		`queue_depth{ queue="prom-external-value" }`,
+		`queue_depth{queue="prom-object-avg"}`,
+	} {
+		if counter.n[q] == 0 {
+			t.Errorf("the scaler never sent the query %s (sent: %v)", q, counter.n)
+		}
 	}
 }

@@ -84,10 +84,10 @@ func TestParsePrometheusQueries(t *testing.T) {
 	}
 	p := PrometheusQueryAnnotationPrefix
 	got, probs := parsePrometheusQueries("shop", map[string]string{
-		p + "queue":     `sum(queue{ {{.Selector}} })`,
-		p + "rps":       `sum by (pod) (rate(http_requests_total{namespace="{{.Namespace}}"}[1m]))`,
-		p + "cpu":       `x`,
-		p + "missing":   `y`,
+		p + "queue":      `sum(queue{ {{.Selector}} })`,
+		p + "rps":        `sum by (pod) (rate(http_requests_total{namespace="{{.Namespace}}"}[1m]))`,
+		p + "cpu":        `x`,
+		p + "missing":    `y`,
 		PausedAnnotation: "true",
 	}, metrics)
 	want := map[int]PrometheusQuery{
@@ -169,7 +169,11 @@ func TestPrometheusConfig(t *testing.T) {
 		{"off", func(*Config) {}, ""},
 		{"http", func(c *Config) { c.PrometheusURL = "http://prometheus.monitoring:9090" }, ""},
 		{"token over loopback http", func(c *Config) { c.PrometheusURL = "http://127.0.0.1:9090"; c.PrometheusTokenFile = "/t" }, ""},
-		{"token over https", func(c *Config) { c.PrometheusURL = "https://p.example:9090"; c.PrometheusTokenFile = "/t"; c.PrometheusCA = "/ca" }, ""},
+		{"token over https", func(c *Config) {
+			c.PrometheusURL = "https://p.example:9090"
+			c.PrometheusTokenFile = "/t"
+			c.PrometheusCA = "/ca"
+		}, ""},
 		{"token over plaintext", func(c *Config) { c.PrometheusURL = "http://p.example:9090"; c.PrometheusTokenFile = "/t" }, "needs https"},
 		{"ca over http", func(c *Config) { c.PrometheusURL = "http://p.example:9090"; c.PrometheusCA = "/ca" }, "--prometheus-ca needs an https://"},
 		{"not a URL", func(c *Config) { c.PrometheusURL = "p.example:9090" }, "is not an http:// or https:// URL"},
