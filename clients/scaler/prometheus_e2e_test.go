@@ -36,7 +36,7 @@ type exporter struct {
 	rps, queue, latency *prometheus.GaugeVec
 }
 
-func startExporter(t *testing.T) *exporter {
+func startExporter(t testing.TB) *exporter {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	e := &exporter{
@@ -54,7 +54,7 @@ func (e *exporter) addr() string { return strings.TrimPrefix(e.srv.URL, "http://
 
 // startPrometheusFor starts a real Prometheus scraping e every second and returns a client of
 // it (through DialPrometheus, as hpa-scaler builds it).
-func startPrometheusFor(t *testing.T, e *exporter) (*controlplane.Prometheus, PrometheusAPI) {
+func startPrometheusFor(t testing.TB, e *exporter) (*controlplane.Prometheus, PrometheusAPI) {
 	t.Helper()
 	p := controlplane.StartPrometheus(t, controlplane.PrometheusOptions{Targets: []string{e.addr()}})
 	cfg := DefaultConfig()
@@ -68,7 +68,7 @@ func startPrometheusFor(t *testing.T, e *exporter) (*controlplane.Prometheus, Pr
 
 // waitQuery polls query until its single value is want (Prometheus has scraped what the test
 // set).
-func waitQuery(t *testing.T, api PrometheusAPI, query string, want float64) {
+func waitQuery(t testing.TB, api PrometheusAPI, query string, want float64) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
