@@ -212,14 +212,25 @@ func TestPrometheusUnavailable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { silent.Close() })
+	var mu sync.Mutex
+	var conns []net.Conn // accepted, never answered
+	t.Cleanup(func() {
+		silent.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
 	go func() {
 		for {
 			c, err := silent.Accept()
 			if err != nil {
 				return
 			}
-			t.Cleanup(func() { c.Close() }) // accepted, never answered
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
 		}
 	}()
 	closed, err := net.Listen("tcp", "127.0.0.1:0")

@@ -7,7 +7,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -196,9 +198,12 @@ func TestPrometheusConfig(t *testing.T) {
 // TestDialPrometheus: the client verifies an https Prometheus with --prometheus-ca and sends
 // the token of --prometheus-token-file, re-read when the file changes.
 func TestDialPrometheus(t *testing.T) {
+	var mu sync.Mutex
 	var auth []string
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
 		auth = append(auth, r.Header.Get("Authorization"))
+		mu.Unlock()
 		if r.URL.Path != "/api/v1/query" || r.FormValue("query") != "up" {
 			http.Error(w, "unexpected "+r.URL.String(), http.StatusBadRequest)
 			return
@@ -231,7 +236,10 @@ func TestDialPrometheus(t *testing.T) {
 	}
 	time.Sleep(1100 * time.Millisecond) // the token file is re-read at most once a second
 	_ = k.prometheusObservation(t.Context(), PrometheusQuery{Query: "up"}, &m, nil)
-	if diff := cmp.Diff(auth, []string{"Bearer first", "Bearer second"}); diff != "" {
+	mu.Lock()
+	sent := slices.Clone(auth)
+	mu.Unlock()
+	if diff := cmp.Diff(sent, []string{"Bearer first", "Bearer second"}); diff != "" {
 		t.Errorf("Authorization headers (-got +want):\n%s", diff)
 	}
 
