@@ -264,3 +264,48 @@ func externalMetric(name string, sel *metav1.LabelSelector) autoscalingv2.Metric
 		Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: ptr(q("10"))},
 	}}
 }
+
+// TestPrometheusQueriesOnEverySource: the query annotations are read from a manifest, an HPA
+// object and a CentralHorizontalPodAutoscaler alike, with the autoscaler's namespace (a
+// manifest without one is in "default").
+func TestPrometheusQueriesOnEverySource(t *testing.T) {
+	ann := map[string]string{PrometheusQueryAnnotationPrefix + "queue": `sum(q{namespace="{{.Namespace}}",{{.Selector}}})`}
+	spec := autoscalingv2.HorizontalPodAutoscalerSpec{
+		ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}, MaxReplicas: 3,
+		Metrics: []autoscalingv2.MetricSpec{externalMetric("queue", &metav1.LabelSelector{MatchLabels: map[string]string{"q": "orders"}})},
+	}
+	h := &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-hpa", Annotations: ann}, Spec: spec}
+	fromHPA := hpaAutoscaler(h)
+	u, err := toCustom(h, customFields{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromCustom, err := customAutoscaler(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifests, err := parseManifests("m.yaml", []byte(`apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: web-hpa
+  annotations: {hpa-recommender.io/prometheus-query.queue: 'sum(q{namespace="{{.Namespace}}",{{.Selector}}})'}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  maxReplicas: 3
+  metrics:
+  - type: External
+    external: {metric: {name: queue, selector: {matchLabels: {q: orders}}}, target: {type: AverageValue, averageValue: "10"}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		a  *Autoscaler
+		ns string
+	}{"hpa": {fromHPA, "shop"}, "custom": {fromCustom, "shop"}, "manifests": {manifests[0], "default"}} {
+		want := map[int]PrometheusQuery{0: {Query: `sum(q{namespace="` + tc.ns + `",q="orders"})`}}
+		if diff := cmp.Diff(tc.a.Controls.PrometheusQueries, want); diff != "" || len(tc.a.Controls.Problems) > 0 {
+			t.Errorf("%s: queries (-got +want):\n%s; problems %q", name, diff, tc.a.Controls.Problems)
+		}
+	}
+}
