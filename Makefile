@@ -118,11 +118,16 @@ crashtest: ## Kill -9 the real binary under load 20 times, bbolt alone and one e
 KUBE_VERSION := v1.34.4
 KUBE_NEWEST := v1.37.2
 ETCD_VERSION := v3.6.16
+# Prometheus for the Prometheus-source e2e tests, from tools/prometheus: release v3.16.0 is Go
+# module version v0.316.0 (Prometheus tags its Go module v0.MAJORMINOR.PATCH).
+PROMETHEUS_VERSION := v3.16.0
+PROMETHEUS_MODULE_VERSION := v0.316.0
 # Where the binaries are built and looked for (make e2e CACHE_DIR=... moves every one of them).
 CACHE_DIR ?= $(HOME)/.cache/hpa-recommender
 KUBE_CACHE := $(CACHE_DIR)/kube-$(KUBE_VERSION)
 KUBE_NEWEST_CACHE := $(CACHE_DIR)/kube-$(KUBE_NEWEST)
 ETCD_CACHE ?= $(CACHE_DIR)/etcd-$(ETCD_VERSION)
+PROMETHEUS_CACHE ?= $(CACHE_DIR)/prometheus-$(PROMETHEUS_VERSION)
 KUBE_TOOLS := kube-apiserver kube-controller-manager kubectl
 # Packages with e2e tests: every directory holding a file behind the e2e build tag.
 E2E_PKGS ?= $(sort $(patsubst %/,%,$(dir $(shell grep -rl --include='*.go' --exclude-dir=tools -e '^//go:build.*\be2e\b' . 2>/dev/null))))
@@ -143,13 +148,25 @@ $(ETCD_CACHE)/etcd:
 	$(GO) build -C tools/etcd -o $@.tmp -ldflags "-s -w" .
 	@mv $@.tmp $@
 
+# Without service discovery (build tag remove_all_sd): the tests' static targets need none, and
+# the cloud providers' SDKs stay out of the build. The web UI is not embedded (no builtinassets).
+$(PROMETHEUS_CACHE)/prometheus:
+	@grep -q 'github.com/prometheus/prometheus $(PROMETHEUS_MODULE_VERSION)' tools/prometheus/go.mod || { echo "tools/prometheus/go.mod does not pin prometheus $(PROMETHEUS_MODULE_VERSION)" >&2; exit 1; }
+	@mkdir -p $(PROMETHEUS_CACHE)
+	@echo "building prometheus $(PROMETHEUS_VERSION) into $(PROMETHEUS_CACHE) (a minute or two the first time)"
+	$(GO) build -C tools/prometheus -tags remove_all_sd -o $@.tmp -ldflags "-s -w -X github.com/prometheus/common/version.Version=$(PROMETHEUS_VERSION:v%=%)" github.com/prometheus/prometheus/cmd/prometheus
+	@mv $@.tmp $@
+
+.PHONY: prometheus
+prometheus: $(PROMETHEUS_CACHE)/prometheus ## Build Prometheus (the e2e tests' metrics source) into $(CACHE_DIR) if missing
+
 .PHONY: kube-binaries
 kube-binaries: $(addprefix $(KUBE_CACHE)/,$(KUBE_TOOLS)) $(addprefix $(KUBE_NEWEST_CACHE)/,$(KUBE_TOOLS)) $(ETCD_CACHE)/etcd ## Build etcd and kube-apiserver, kube-controller-manager, kubectl of both releases into $(CACHE_DIR) if missing
 
 .PHONY: e2e
-e2e: kube-binaries ## Run the e2e tests (build tag e2e) against a real etcd, kube-apiserver and kube-controller-manager
+e2e: kube-binaries prometheus ## Run the e2e tests (build tag e2e) against a real etcd, kube-apiserver, kube-controller-manager and Prometheus
 	@[[ -n "$(strip $(E2E_PKGS))" ]] || { echo "no packages with e2e tests" >&2; exit 1; }
-	KUBE_BIN_DIR=$(KUBE_CACHE) ETCD_BIN=$(ETCD_CACHE)/etcd $(GO) test -tags e2e -race -timeout 20m $(E2E_PKGS)
+	KUBE_BIN_DIR=$(KUBE_CACHE) ETCD_BIN=$(ETCD_CACHE)/etcd PROMETHEUS_BIN=$(PROMETHEUS_CACHE)/prometheus $(GO) test -tags e2e -race -timeout 20m $(E2E_PKGS)
 	@# The shadow differential again, beside kube-controller-manager $(KUBE_NEWEST).
 	KUBE_BIN_DIR=$(KUBE_NEWEST_CACHE) ETCD_BIN=$(ETCD_CACHE)/etcd $(GO) test -tags e2e -race -timeout 20m -run '^TestShadowAgreesWithInTree$$' ./clients/scaler/
 

@@ -22,6 +22,10 @@
 //	... create a Deployment, controlplane.MakeDeploymentReady(ctx, cs, ns, name) ...
 //	adapter.SetPodMetric(ns, pod, "requests_per_second", resource.MustParse("10"))
 //
+// StartPrometheus runs a real Prometheus (built by `make prometheus` from tools/prometheus; see
+// FindPrometheus) on a loopback port, scraping the targets a test gives it every second, for
+// the scaler's Prometheus source.
+//
 // Start and StartMetricsAdapter take a testing.TB and stop what they started at its cleanup;
 // StartControlPlane and NewMetricsAdapterFor are the same without one, for a program (the fleet
 // benchmark, cmd/hpa-bench/internal/fleet) that stops them itself.
