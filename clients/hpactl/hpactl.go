@@ -236,7 +236,7 @@ type targetFlags struct {
 
 func registerTarget(fs *flag.FlagSet, t *targetFlags, withFile bool) {
 	if withFile {
-		fs.StringVar(&t.file, "f", "", "HorizontalPodAutoscaler manifests (autoscaling/v2, v2beta2, v2beta1 or v1, YAML or JSON; several documents act on each)")
+		fs.StringVar(&t.file, "f", "", "HorizontalPodAutoscaler manifests (autoscaling/v2, v2beta2, v2beta1 or v1, YAML or JSON; several documents act on each; - reads standard input)")
 		fs.StringVar(&t.name, "name", "", "name of the autoscaler; with -f, the one of the file's to act on (default: each)")
 	} else {
 		fs.StringVar(&t.name, "name", "", "name of the autoscaler")

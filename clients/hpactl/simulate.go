@@ -324,7 +324,7 @@ func (r requestFlag) Set(s string) error {
 
 func (a *App) simulate(ctx context.Context, args []string) error {
 	fs := a.newFlagSet("simulate")
-	file := fs.String("f", "", "HorizontalPodAutoscaler manifests (autoscaling/v2 or v1, YAML or JSON; several documents are each simulated)")
+	file := fs.String("f", "", "HorizontalPodAutoscaler manifests (autoscaling/v2 or v1, YAML or JSON; several documents are each simulated; - reads standard input)")
 	name := fs.String("name", "", "the autoscaler of the file to simulate (default: each)")
 	tracePath := fs.String("trace", "", "load trace: CSV with header time,demand (time: seconds or a duration such as 1m30s from the start, or RFC 3339; demand: the first metric's total across pods, a quantity)")
 	syncPeriod := fs.Duration("sync-period", 15*time.Second, "the controller's period: a decision every period from the trace's first row to its last, on the demand of the latest row")
