@@ -63,7 +63,7 @@ apiVersion: monitoring.coreos.com/v1
 kind: PrometheusRule
 metadata:
   name: hpa-recommender
-  namespace: hpa-recommender
+  namespace: hpa-system
   labels:
     app.kubernetes.io/part-of: hpa-recommender
 spec:
