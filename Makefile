@@ -54,15 +54,21 @@ lint: ## Lint protos (buf lint, buf format) and Go (go vet, staticcheck)
 	$(BUF) format --diff --exit-code
 	$(GO) vet ./...
 	$(GO) vet -tags e2e,crashtest ./...
+	$(GO) -C $(MONITORING_CHECK) vet ./...
 	$(TOOL) staticcheck -tags e2e,crashtest ./...
 
 .PHONY: breaking
 breaking: ## Check the API for breaking changes against the main branch
 	$(BUF) breaking --against '.git#branch=main'
 
+# deploy/monitoring/check tests the alerting rules and the dashboard with Prometheus's own
+# parsers, in a module of its own: github.com/prometheus/prometheus stays out of go.mod.
+MONITORING_CHECK := deploy/monitoring/check
+
 .PHONY: test
-test: bin/grpcurl ## Run every test with the race detector (installs grpcurl for the README examples)
+test: bin/grpcurl ## Run every test with the race detector (installs grpcurl for the README examples), and deploy/monitoring's check
 	PATH="$(BIN):$$PATH" $(GO) test -race ./...
+	$(GO) -C $(MONITORING_CHECK) test ./...
 
 # The conformance cases live next to this repository (shared/conformance).
 SHARED ?= ../shared
