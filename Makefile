@@ -54,15 +54,21 @@ lint: ## Lint protos (buf lint, buf format) and Go (go vet, staticcheck)
 	$(BUF) format --diff --exit-code
 	$(GO) vet ./...
 	$(GO) vet -tags e2e,crashtest ./...
+	$(GO) -C $(MONITORING_CHECK) vet ./...
 	$(TOOL) staticcheck -tags e2e,crashtest ./...
 
 .PHONY: breaking
 breaking: ## Check the API for breaking changes against the main branch
 	$(BUF) breaking --against '.git#branch=main'
 
+# deploy/monitoring/check tests the alerting rules and the dashboard with Prometheus's own
+# parsers, in a module of its own: github.com/prometheus/prometheus stays out of go.mod.
+MONITORING_CHECK := deploy/monitoring/check
+
 .PHONY: test
-test: bin/grpcurl ## Run every test with the race detector (installs grpcurl for the README examples)
+test: bin/grpcurl ## Run every test with the race detector (installs grpcurl for the README examples), and deploy/monitoring's check
 	PATH="$(BIN):$$PATH" $(GO) test -race ./...
+	$(GO) -C $(MONITORING_CHECK) test ./...
 
 # The conformance cases live next to this repository (shared/conformance).
 SHARED ?= ../shared
@@ -118,11 +124,16 @@ crashtest: ## Kill -9 the real binary under load 20 times, bbolt alone and one e
 KUBE_VERSION := v1.34.4
 KUBE_NEWEST := v1.37.2
 ETCD_VERSION := v3.6.16
+# Prometheus for the Prometheus-source e2e tests, from tools/prometheus: release v3.16.0 is Go
+# module version v0.316.0 (Prometheus tags its Go module v0.MAJORMINOR.PATCH).
+PROMETHEUS_VERSION := v3.16.0
+PROMETHEUS_MODULE_VERSION := v0.316.0
 # Where the binaries are built and looked for (make e2e CACHE_DIR=... moves every one of them).
 CACHE_DIR ?= $(HOME)/.cache/hpa-recommender
 KUBE_CACHE := $(CACHE_DIR)/kube-$(KUBE_VERSION)
 KUBE_NEWEST_CACHE := $(CACHE_DIR)/kube-$(KUBE_NEWEST)
 ETCD_CACHE ?= $(CACHE_DIR)/etcd-$(ETCD_VERSION)
+PROMETHEUS_CACHE ?= $(CACHE_DIR)/prometheus-$(PROMETHEUS_VERSION)
 KUBE_TOOLS := kube-apiserver kube-controller-manager kubectl
 # Simulated nodes and pods with kubelet resource metrics (kwok) and the real metrics-server that
 # scrapes them and serves metrics.k8s.io, each pinned in its own module under tools/.
@@ -177,13 +188,25 @@ $(KWOK_CONFIG):
 .PHONY: kwok-binaries
 kwok-binaries: $(KWOK_BIN) $(KWOK_CONFIG) $(METRICS_SERVER_BIN) ## Build the kwok controller and metrics-server into $(CACHE_DIR) if missing
 
+# Without service discovery (build tag remove_all_sd): the tests' static targets need none, and
+# the cloud providers' SDKs stay out of the build. The web UI is not embedded (no builtinassets).
+$(PROMETHEUS_CACHE)/prometheus:
+	@grep -q 'github.com/prometheus/prometheus $(PROMETHEUS_MODULE_VERSION)' tools/prometheus/go.mod || { echo "tools/prometheus/go.mod does not pin prometheus $(PROMETHEUS_MODULE_VERSION)" >&2; exit 1; }
+	@mkdir -p $(PROMETHEUS_CACHE)
+	@echo "building prometheus $(PROMETHEUS_VERSION) into $(PROMETHEUS_CACHE) (a minute or two the first time)"
+	$(GO) build -C tools/prometheus -tags remove_all_sd -o $@.tmp -ldflags "-s -w -X github.com/prometheus/common/version.Version=$(PROMETHEUS_VERSION:v%=%)" github.com/prometheus/prometheus/cmd/prometheus
+	@mv $@.tmp $@
+
+.PHONY: prometheus
+prometheus: $(PROMETHEUS_CACHE)/prometheus ## Build Prometheus (the e2e tests' metrics source) into $(CACHE_DIR) if missing
+
 .PHONY: kube-binaries
 kube-binaries: $(addprefix $(KUBE_CACHE)/,$(KUBE_TOOLS)) $(addprefix $(KUBE_NEWEST_CACHE)/,$(KUBE_TOOLS)) $(ETCD_CACHE)/etcd ## Build etcd and kube-apiserver, kube-controller-manager, kubectl of both releases into $(CACHE_DIR) if missing
 
 .PHONY: e2e
-e2e: kube-binaries kwok-binaries ## Run the e2e tests (build tag e2e) against a real etcd, kube-apiserver and kube-controller-manager
+e2e: kube-binaries kwok-binaries prometheus ## Run the e2e tests (build tag e2e) against a real etcd, kube-apiserver, kube-controller-manager, metrics-server on kwok nodes and Prometheus
 	@[[ -n "$(strip $(E2E_PKGS))" ]] || { echo "no packages with e2e tests" >&2; exit 1; }
-	KUBE_BIN_DIR=$(KUBE_CACHE) ETCD_BIN=$(ETCD_CACHE)/etcd KWOK_BIN=$(KWOK_BIN) METRICS_SERVER_BIN=$(METRICS_SERVER_BIN) \
+	KUBE_BIN_DIR=$(KUBE_CACHE) ETCD_BIN=$(ETCD_CACHE)/etcd KWOK_BIN=$(KWOK_BIN) METRICS_SERVER_BIN=$(METRICS_SERVER_BIN) PROMETHEUS_BIN=$(PROMETHEUS_CACHE)/prometheus \
 		$(GO) test -tags e2e -race -timeout 20m $(E2E_PKGS)
 	@# The shadow differentials (metrics adapter; metrics-server on kwok) again, beside kube-controller-manager $(KUBE_NEWEST).
 	KUBE_BIN_DIR=$(KUBE_NEWEST_CACHE) ETCD_BIN=$(ETCD_CACHE)/etcd KWOK_BIN=$(KWOK_BIN) METRICS_SERVER_BIN=$(METRICS_SERVER_BIN) \

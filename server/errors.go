@@ -84,12 +84,14 @@ func (s *Server) toStatus(ctx context.Context, method string, err error) error {
 		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.Is(err, store.ErrUnavailable):
 		s.log.ErrorContext(ctx, "store unavailable", "method", method, "error", err)
+		s.storeH.errors.WithLabelValues(storeErrUnavailable).Inc()
 		return status.Error(codes.Unavailable, "the store is unavailable; retry later")
 	case errors.Is(err, store.ErrConflict):
 		return status.Error(codes.Aborted, "concurrent update of the same target; retry")
 	case errors.Is(err, store.ErrNoSpace):
 		// The driver's text goes to the log only; the caller learns what is full.
 		s.log.ErrorContext(ctx, "store out of space", "method", method, "error", err)
+		s.storeH.errors.WithLabelValues(storeErrNoSpace).Inc()
 		where := "the store"
 		var ns *store.NoSpaceError
 		if errors.As(err, &ns) && ns.Where != "" {

@@ -60,6 +60,7 @@ type Server struct {
 	grpc     *grpc.Server
 	health   *health.Server
 	metrics  *grpcprom.ServerMetrics
+	storeH   *storeHealth
 
 	// Tenants (auth.go, ratelimit.go): nil when not configured.
 	tokens  *tokenFile
@@ -112,6 +113,11 @@ func New(cfg Config, deps Deps) (*Server, error) {
 			return nil, fmt.Errorf("register store compaction metrics: %w", err)
 		}
 	}
+	sh, err := newStoreHealth(s.registry)
+	if err != nil {
+		return nil, fmt.Errorf("register store health metrics: %w", err)
+	}
+	s.storeH = sh
 	if cfg.TokensFile != "" {
 		tf, err := loadTokenFile(cfg.TokensFile)
 		if err != nil {
@@ -138,10 +144,11 @@ func New(cfg Config, deps Deps) (*Server, error) {
 const serviceName = "recommender.v1.RecommenderService"
 
 func (s *Server) setServing(ok bool) {
-	st := healthpb.HealthCheckResponse_NOT_SERVING
+	st, up := healthpb.HealthCheckResponse_NOT_SERVING, 0.0
 	if ok {
-		st = healthpb.HealthCheckResponse_SERVING
+		st, up = healthpb.HealthCheckResponse_SERVING, 1
 	}
+	s.storeH.up.Set(up)
 	s.health.SetServingStatus("", st)
 	s.health.SetServingStatus(serviceName, st)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -26,8 +27,9 @@ import (
 
 // TestStoreDiskFull: a server whose bbolt file is on a real 1 MiB tmpfs, loaded until the disk
 // is full, answers ResourceExhausted (reason STORE_FULL, a RetryInfo) with a message naming
-// the file and none of the driver's text, health goes NOT_SERVING, and every target whose
-// Recommend succeeded still reads back.
+// the file and none of the driver's text, health goes NOT_SERVING, the metrics say both
+// (hpa_recommender_store_errors_total{error="no_space"}, hpa_recommender_store_up 0), and
+// every target whose Recommend succeeded still reads back.
 func TestStoreDiskFull(t *testing.T) {
 	dir, child := smalldisk.Dir(t, "1m")
 	if !child {
@@ -41,7 +43,8 @@ func TestStoreDiskFull(t *testing.T) {
 	t.Cleanup(func() { _ = st.Close() })
 	cfg := server.DefaultConfig()
 	cfg.BoltPath = path
-	addr, stop := servertest.Start(t, cfg, server.Deps{Store: st})
+	reg := prometheus.NewRegistry()
+	addr, stop := servertest.Start(t, cfg, server.Deps{Store: st, Registry: reg})
 	t.Cleanup(stop)
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -111,11 +114,50 @@ func TestStoreDiskFull(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	if got := gathered(t, reg, "hpa_recommender_store_errors_total", "no_space"); got < 1 {
+		t.Errorf(`hpa_recommender_store_errors_total{error="no_space"} = %v, want at least 1`, got)
+	}
+	if got := gathered(t, reg, "hpa_recommender_store_errors_total", "unavailable"); got != 0 {
+		t.Errorf(`hpa_recommender_store_errors_total{error="unavailable"} = %v, want 0`, got)
+	}
+	if got := gathered(t, reg, "hpa_recommender_store_up", ""); got != 0 {
+		t.Errorf("hpa_recommender_store_up = %v once health is NOT_SERVING, want 0", got)
+	}
 	for _, ref := range acked {
 		if _, err := c.GetTarget(t.Context(), &pb.GetTargetRequest{Target: ref}); err != nil {
 			t.Fatalf("GetTarget(%v) after the disk was full: %v", ref, err)
 		}
 	}
+}
+
+// gathered is the value of the series of family name on reg whose only label value is label
+// (empty: the series without labels); it fails the test when there is none.
+func gathered(t *testing.T, reg *prometheus.Registry, name, label string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			var v string
+			if lp := m.GetLabel(); len(lp) == 1 {
+				v = lp[0].GetValue()
+			}
+			if v != label {
+				continue
+			}
+			if c := m.GetCounter(); c != nil {
+				return c.GetValue()
+			}
+			return m.GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no series %s{%q} on the registry", name, label)
+	return 0
 }
 
 func fullDiskRequest(t *testing.T, name string) *pb.RecommendRequest {

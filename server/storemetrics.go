@@ -57,3 +57,38 @@ func (c compactionCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(storeCompactions, prometheus.CounterValue, float64(st.Failures), "failed")
 	ch <- prometheus.MustNewConstMetric(storeCompactedRevision, prometheus.GaugeValue, float64(st.Revision))
 }
+
+// storeHealth are the metrics of the store's availability as the server sees it, whatever the
+// backend: whether it answers the health check's ping, and the calls its errors failed.
+type storeHealth struct {
+	up     prometheus.Gauge
+	errors *prometheus.CounterVec // error
+}
+
+// The error label values of hpa_recommender_store_errors_total.
+const (
+	storeErrUnavailable = "unavailable"
+	storeErrNoSpace     = "no_space"
+)
+
+func newStoreHealth(reg prometheus.Registerer) (*storeHealth, error) {
+	h := &storeHealth{
+		up: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "hpa_recommender_store_up",
+			Help: "1 while the store answers the server's ping and health is SERVING, else 0 (also while shutting down).",
+		}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hpa_recommender_store_errors_total",
+			Help: "Calls that failed on the store, by error (unavailable: the store did not answer, the call got Unavailable; no_space: its disk or quota is full, the call got ResourceExhausted).",
+		}, []string{"error"}),
+	}
+	for _, e := range []string{storeErrUnavailable, storeErrNoSpace} {
+		h.errors.WithLabelValues(e)
+	}
+	for _, c := range []prometheus.Collector{h.up, h.errors} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return h, nil
+}

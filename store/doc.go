@@ -1,6 +1,8 @@
 // Package store keeps each autoscaling target's durable record: the spec last seen, the
 // decision history the HPA algorithm needs (recommendations, scale events, conditions), the
-// decisions awaiting ReportScale, the last decision and when the target was last seen.
+// decisions awaiting ReportScale, the last decision and when the target was last seen, and its
+// decision log (decisions.go: the newest entries in the record, older ones under keys of their
+// own, written in the same Update and trimmed to the backend's DecisionLogLimits).
 //
 // It owns the Store interface, its sentinel errors and the record types. Backends live in
 // sub-packages: boltstore (embedded, the default), memstore (tests and --store memory) and

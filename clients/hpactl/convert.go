@@ -17,7 +17,7 @@ import (
 // `kubectl apply -n prod` refuse the file (docs/MANIFESTS.md).
 func (a *App) convert(args []string) error {
 	fs := a.newFlagSet("convert")
-	file := fs.String("f", "", "HorizontalPodAutoscaler manifests to convert (autoscaling/v2, v2beta2, v2beta1 or v1)")
+	file := fs.String("f", "", "HorizontalPodAutoscaler manifests to convert (autoscaling/v2, v2beta2, v2beta1 or v1; - reads standard input)")
 	name := fs.String("name", "", "name of the autoscaler to print (default: each)")
 	if err := parse(fs, args); err != nil {
 		return err

@@ -42,6 +42,10 @@ Usage:
                    [--output text|json]
   hpactl get       (-f hpa.yaml [--name n] | --namespace ns --name n) [--cluster c] [--output text|json]
   hpactl describe  (-f hpa.yaml [--name n] | --namespace ns --name n) [--cluster c] [--output text|json]
+  hpactl simulate  --history NAMESPACE/NAME -f candidate.yaml [--cluster c] [--since 6h] [--startup 30s]
+                   [--local] [--output text|json]
+  hpactl history   (-f hpa.yaml [--name n] | --namespace ns --name n) [--cluster c] [--since 6h]
+                   [--plot out.png|out.svg] [--output text|json]
   hpactl list      [--cluster c] [--namespace ns] [--limit N] [--output text|json]
   hpactl delete    (-f hpa.yaml [--name n] | --namespace ns --name n) [--cluster c]
   hpactl convert   -f hpa.yaml [--name n]
@@ -107,6 +111,8 @@ func (a *App) Run(ctx context.Context, args []string) int {
 		err = a.get(ctx, rest)
 	case "describe":
 		err = a.describe(ctx, rest)
+	case "history":
+		err = a.history(ctx, rest)
 	case "list":
 		err = a.list(ctx, rest)
 	case "delete":
@@ -230,7 +236,7 @@ type targetFlags struct {
 
 func registerTarget(fs *flag.FlagSet, t *targetFlags, withFile bool) {
 	if withFile {
-		fs.StringVar(&t.file, "f", "", "HorizontalPodAutoscaler manifests (autoscaling/v2, v2beta2, v2beta1 or v1, YAML or JSON; several documents act on each)")
+		fs.StringVar(&t.file, "f", "", "HorizontalPodAutoscaler manifests (autoscaling/v2, v2beta2, v2beta1 or v1, YAML or JSON; several documents act on each; - reads standard input)")
 		fs.StringVar(&t.name, "name", "", "name of the autoscaler; with -f, the one of the file's to act on (default: each)")
 	} else {
 		fs.StringVar(&t.name, "name", "", "name of the autoscaler")

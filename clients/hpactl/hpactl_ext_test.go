@@ -2,6 +2,7 @@ package hpactl_test
 
 import (
 	"bytes"
+	"image"
 	"image/png"
 	"net"
 	"os"
@@ -43,12 +44,19 @@ type result struct {
 // run runs hpactl against addr (HPACTL_ADDR) with --local's clock fixed.
 func run(t *testing.T, addr string, args ...string) result {
 	t.Helper()
+	return runClock(t, addr, fixedNow, fixedNow.Add(cliAge), args...)
+}
+
+// runClock runs hpactl against addr with --local deciding at localNow and hpactl's own clock
+// (ages, --since) at now.
+func runClock(t *testing.T, addr string, localNow, now time.Time, args ...string) result {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	eng := local.New()
-	eng.Now = func() time.Time { return fixedNow }
+	eng.Now = func() time.Time { return localNow }
 	app := &hpactl.App{
 		Stdout: &stdout, Stderr: &stderr, Local: eng,
-		Now: func() time.Time { return fixedNow.Add(cliAge) },
+		Now: func() time.Time { return now },
 		Getenv: func(k string) string {
 			if k == hpactl.EnvAddr {
 				return addr
@@ -519,20 +527,27 @@ func TestSimulateExplainsHeldStep(t *testing.T) {
 	t.Fatalf("no 2m45s row in:\n%s", r.stdout)
 }
 
-func TestSimulatePlot(t *testing.T) {
-	dir := t.TempDir()
-	pngPath, svgPath := filepath.Join(dir, "out.png"), filepath.Join(dir, "out.svg")
-	small := writeFile(t, "load.csv", "time,demand\n0,1\n15,2\n30,3\n45,2500m\n60,1\n")
-	mustOK(t, run(t, "", "simulate", "-f", hpaYAML, "--trace", small, "--local", "--plot", pngPath))
-	f, err := os.Open(pngPath)
+// decodePNG reads the PNG file at path.
+func decodePNG(t *testing.T, path string) image.Image {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	img, err := png.Decode(f)
 	if err != nil {
-		t.Fatalf("not a PNG: %v", err)
+		t.Fatalf("%s is not a PNG: %v", path, err)
 	}
+	return img
+}
+
+func TestSimulatePlot(t *testing.T) {
+	dir := t.TempDir()
+	pngPath, svgPath := filepath.Join(dir, "out.png"), filepath.Join(dir, "out.svg")
+	small := writeFile(t, "load.csv", "time,demand\n0,1\n15,2\n30,3\n45,2500m\n60,1\n")
+	mustOK(t, run(t, "", "simulate", "-f", hpaYAML, "--trace", small, "--local", "--plot", pngPath))
+	img := decodePNG(t, pngPath)
 	if b := img.Bounds(); b.Dx() < 400 || b.Dy() < 300 || b.Dx() > 4000 || b.Dy() > 4000 {
 		t.Errorf("PNG is %dx%d, want a sensible size", b.Dx(), b.Dy())
 	}

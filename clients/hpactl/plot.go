@@ -52,6 +52,11 @@ func plotFormat(path string) (string, error) {
 
 // writePlot writes the chart of a simulation to path.
 func writePlot(path string, m *manifest, steps []simStep) error {
+	return writePlotFile(path, func(w io.Writer, format string) error { return renderPlot(w, format, m, steps) })
+}
+
+// writePlotFile creates path and writes the chart render draws in path's format.
+func writePlotFile(path string, render func(w io.Writer, format string) error) error {
 	format, err := plotFormat(path)
 	if err != nil {
 		return err
@@ -60,7 +65,7 @@ func writePlot(path string, m *manifest, steps []simStep) error {
 	if err != nil {
 		return fmt.Errorf("write plot: %w", err)
 	}
-	if err := renderPlot(f, format, m, steps); err != nil {
+	if err := render(f, format); err != nil {
 		f.Close()
 		return fmt.Errorf("write plot %s: %w", path, err)
 	}
@@ -146,24 +151,8 @@ func renderPlot(w io.Writer, format string, m *manifest, steps []simStep) error 
 			return err
 		}
 	}
-	if err := addMarkers(reps, "scale", scaled, draw.CircleGlyph{}, colorDesired); err != nil {
+	if err := addScaleMarkers(reps, scaled, "held below the proposal", held, heldLabels); err != nil {
 		return err
-	}
-	if len(held) > 0 {
-		if err := addMarkers(reps, "held below the proposal", held, draw.TriangleGlyph{}, colorHeld); err != nil {
-			return err
-		}
-		labels, err := plotter.NewLabels(heldLabels)
-		if err != nil {
-			return fmt.Errorf("held labels: %w", err)
-		}
-		for i := range labels.TextStyle {
-			labels.TextStyle[i].Color = colorHeld
-			labels.TextStyle[i].Font.Size = vg.Points(8)
-			labels.TextStyle[i].Rotation = math.Pi / 6
-		}
-		labels.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(6)}
-		reps.Add(labels)
 	}
 
 	util := plot.New()
@@ -208,17 +197,26 @@ func renderPlot(w io.Writer, format string, m *manifest, steps []simStep) error 
 		p.Legend.Left = true
 	}
 
-	plots := [][]*plot.Plot{{load}, {reps}, {util}}
-	tiles := draw.Tiles{Rows: 3, Cols: 1, PadX: vg.Millimeter, PadY: 4 * vg.Millimeter,
+	return writePanels(w, format, plotHeight, load, reps, util)
+}
+
+// writePanels draws panels stacked in one column on a plotWidth x height canvas of format
+// ("png": 96 dpi on white; "svg") and writes it to w.
+func writePanels(w io.Writer, format string, height vg.Length, panels ...*plot.Plot) error {
+	plots := make([][]*plot.Plot, len(panels))
+	for i, p := range panels {
+		plots[i] = []*plot.Plot{p}
+	}
+	tiles := draw.Tiles{Rows: len(panels), Cols: 1, PadX: vg.Millimeter, PadY: 4 * vg.Millimeter,
 		PadTop: 2 * vg.Millimeter, PadBottom: 2 * vg.Millimeter, PadLeft: 2 * vg.Millimeter, PadRight: 4 * vg.Millimeter}
 	var canvas vg.CanvasWriterTo
 	switch format {
 	case "png":
-		img := vgimg.NewWith(vgimg.UseWH(plotWidth, plotHeight), vgimg.UseDPI(96))
-		fillWhite(img)
+		img := vgimg.NewWith(vgimg.UseWH(plotWidth, height), vgimg.UseDPI(96))
+		fillWhite(img, height)
 		canvas = vgimg.PngCanvas{Canvas: img}
 	case "svg":
-		canvas = vgsvg.New(plotWidth, plotHeight)
+		canvas = vgsvg.New(plotWidth, height)
 	default:
 		return fmt.Errorf("unknown plot format %q", format)
 	}
@@ -231,9 +229,9 @@ func renderPlot(w io.Writer, format string, m *manifest, steps []simStep) error 
 }
 
 // fillWhite paints the PNG background: vgimg starts transparent.
-func fillWhite(c *vgimg.Canvas) {
+func fillWhite(c *vgimg.Canvas, height vg.Length) {
 	c.SetColor(color.White)
-	r := vg.Rectangle{Max: vg.Point{X: plotWidth, Y: plotHeight}}
+	r := vg.Rectangle{Max: vg.Point{X: plotWidth, Y: height}}
 	c.Fill(r.Path())
 }
 
@@ -283,6 +281,32 @@ func addMarkers(p *plot.Plot, name string, xys plotter.XYs, shape draw.GlyphDraw
 	sc.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(3.5), Shape: shape}
 	p.Add(sc)
 	p.Legend.Add(name, sc)
+	return nil
+}
+
+// addScaleMarkers marks the scales and the held decisions of a replicas panel, and names what
+// held each at the points heldLabels gives.
+func addScaleMarkers(p *plot.Plot, scaled plotter.XYs, heldName string, held plotter.XYs, heldLabels plotter.XYLabels) error {
+	if err := addMarkers(p, "scale", scaled, draw.CircleGlyph{}, colorDesired); err != nil {
+		return err
+	}
+	if len(held) == 0 {
+		return nil
+	}
+	if err := addMarkers(p, heldName, held, draw.TriangleGlyph{}, colorHeld); err != nil {
+		return err
+	}
+	labels, err := plotter.NewLabels(heldLabels)
+	if err != nil {
+		return fmt.Errorf("held labels: %w", err)
+	}
+	for i := range labels.TextStyle {
+		labels.TextStyle[i].Color = colorHeld
+		labels.TextStyle[i].Font.Size = vg.Points(8)
+		labels.TextStyle[i].Rotation = math.Pi / 6
+	}
+	labels.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(6)}
+	p.Add(labels)
 	return nil
 }
 

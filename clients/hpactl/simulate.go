@@ -58,6 +58,8 @@ type simConfig struct {
 	requests map[string]resource.Quantity
 	// options are every request's options (nil: the server's defaults).
 	options *pb.Options
+	// container names the pods' one container (empty: the first metric's, else "app").
+	container string
 }
 
 // simStep is one row's outcome.
@@ -112,6 +114,9 @@ func runSimulation(ctx context.Context, simulate simulateFunc, cfg simConfig, ro
 	if !isResource {
 		container = "app"
 	}
+	if cfg.container != "" {
+		container = cfg.container
+	}
 	requests := map[string]string{}
 	for _, k := range slices.Sorted(maps.Keys(cfg.requests)) {
 		q := cfg.requests[k]
@@ -164,10 +169,12 @@ func runSimulation(ctx context.Context, simulate simulateFunc, cfg simConfig, ro
 		if st.ready > 0 {
 			st.perPodMilli = row.demand / int64(st.ready)
 		}
-		obs := firstObservation(first, row, st.perPodMilli, readyPods)
-		metrics := []*pb.MetricObservation{obs}
-		for range max(len(cfg.spec.GetMetrics())-1, 0) {
-			metrics = append(metrics, &pb.MetricObservation{Error: notInTrace})
+		metrics := []*pb.MetricObservation{observation(first, row.time, row.demand, st.perPodMilli, readyPods)}
+		for i := 1; i < len(cfg.spec.GetMetrics()); i++ {
+			metrics = append(metrics, rowObservation(cfg.spec.GetMetrics()[i], row, i, readyPods))
+		}
+		if len(row.metrics) > 0 && row.metrics[0].err != "" {
+			metrics[0] = &pb.MetricObservation{Error: row.metrics[0].err}
 		}
 		req := &pb.SimulateRequest{
 			Spec:            cfg.spec,
@@ -222,18 +229,36 @@ func runSimulation(ctx context.Context, simulate simulateFunc, cfg simConfig, ro
 	return steps, history, nil
 }
 
-// firstObservation is the first metric's observation at a row.
-func firstObservation(m *pb.MetricSpec, row traceRow, perPodMilli int64, readyPods []string) *pb.MetricObservation {
+// rowObservation is the observation of metric i (not the first) of the spec at a row: its
+// demand spread over the ready pods, or "not in trace" when the trace has only the first.
+func rowObservation(m *pb.MetricSpec, row traceRow, i int, readyPods []string) *pb.MetricObservation {
+	if i >= len(row.metrics) {
+		return &pb.MetricObservation{Error: notInTrace}
+	}
+	d := row.metrics[i]
+	if d.err != "" {
+		return &pb.MetricObservation{Error: d.err}
+	}
+	var perPod int64
+	if len(readyPods) > 0 {
+		perPod = d.milli / int64(len(readyPods))
+	}
+	return observation(m, row.time, d.milli, perPod, readyPods)
+}
+
+// observation is a metric's observation of demand (milli-units) at a time: the value of an
+// Object or External metric, else a sample of perPodMilli from each ready pod.
+func observation(m *pb.MetricSpec, at time.Time, demand, perPodMilli int64, readyPods []string) *pb.MetricObservation {
 	switch m.GetType() {
 	case "Object":
-		v := milliString(row.demand)
+		v := milliString(demand)
 		return &pb.MetricObservation{Value: &v}
 	case "External":
-		return &pb.MetricObservation{Values: []string{milliString(row.demand)}}
+		return &pb.MetricObservation{Values: []string{milliString(demand)}}
 	}
 	obs := &pb.MetricObservation{}
 	for _, name := range readyPods {
-		obs.PodValues = append(obs.PodValues, &pb.PodMetricValue{Pod: name, Value: milliString(perPodMilli), Timestamp: timestamppb.New(row.time)})
+		obs.PodValues = append(obs.PodValues, &pb.PodMetricValue{Pod: name, Value: milliString(perPodMilli), Timestamp: timestamppb.New(at)})
 	}
 	return obs
 }
@@ -299,7 +324,7 @@ func (r requestFlag) Set(s string) error {
 
 func (a *App) simulate(ctx context.Context, args []string) error {
 	fs := a.newFlagSet("simulate")
-	file := fs.String("f", "", "HorizontalPodAutoscaler manifests (autoscaling/v2 or v1, YAML or JSON; several documents are each simulated)")
+	file := fs.String("f", "", "HorizontalPodAutoscaler manifests (autoscaling/v2 or v1, YAML or JSON; several documents are each simulated; - reads standard input)")
 	name := fs.String("name", "", "the autoscaler of the file to simulate (default: each)")
 	tracePath := fs.String("trace", "", "load trace: CSV with header time,demand (time: seconds or a duration such as 1m30s from the start, or RFC 3339; demand: the first metric's total across pods, a quantity)")
 	syncPeriod := fs.Duration("sync-period", 15*time.Second, "the controller's period: a decision every period from the trace's first row to its last, on the demand of the latest row")
@@ -309,15 +334,36 @@ func (a *App) simulate(ctx context.Context, args []string) error {
 	requests := requestFlag{}
 	fs.Var(requests, "request", "each pod's request, `resource=quantity`, repeatable (default: 1 of the first metric's resource: cpu=1, memory=1Gi)")
 	plotPath := fs.String("plot", "", "write a chart of demand, capacity at target, replicas and per-pod utilization (.png or .svg)")
-	useLocal := fs.Bool("local", false, "replay in process with the recommender package, without a server")
+	useLocal := fs.Bool("local", false, "replay in process with the recommender package, without a server (--history still reads the log from the server)")
+	historyOf := fs.String("history", "", "replay the decision log of the target `NAMESPACE/NAME` under -f's spec instead of a --trace")
+	cluster := fs.String("cluster", "", "with --history: the cluster of the target (default: the server's default cluster)")
+	var since historyFlags
+	registerSince(fs, &since)
 	versions := registerVersions(fs, 2)
 	out := registerOutput(fs)
 	conn := a.registerConn(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if *historyOf != "" {
+		if *tracePath != "" {
+			return errors.New("simulate takes --trace or --history, not both")
+		}
+		if len(versions.list) > 1 {
+			return errors.New("--history takes one --kubernetes-version")
+		}
+		opts := replayOptions{file: *file, name: *name, target: *historyOf, cluster: *cluster, since: since,
+			startup: *startup, plot: *plotPath, json: *out == "json", local: *useLocal}
+		if len(versions.list) == 1 {
+			opts.options = versionOptions(versions.list[0])
+		}
+		return a.simulateHistory(ctx, fs, conn, opts)
+	}
+	if *cluster != "" || since.since != 0 {
+		return errors.New("--cluster and --since go with --history")
+	}
 	if *file == "" || *tracePath == "" {
-		return errors.New("simulate needs -f hpa.yaml and --trace load.csv")
+		return errors.New("simulate needs -f hpa.yaml and --trace load.csv (or --history NAMESPACE/NAME)")
 	}
 	if len(versions.list) > 1 && (*plotPath != "" || *out == "json") {
 		return errors.New("--plot and --output json take one --kubernetes-version")

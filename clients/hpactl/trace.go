@@ -22,6 +22,18 @@ type traceRow struct {
 	time time.Time
 	// demand is the total of the first metric across all pods, in milli-units.
 	demand int64
+	// metrics are the demands of every metric of the spec, for a trace that has more than
+	// the first (a replayed decision log); nil: only demand, every other metric "not in trace".
+	metrics []metricDemand
+}
+
+// metricDemand is one metric's demand at a row.
+type metricDemand struct {
+	// milli is the total across pods (a per-pod metric) or the value (Object, External), in
+	// milli-units.
+	milli int64
+	// err is the observation error of a metric that had no value at this row.
+	err string
 }
 
 // loadTrace reads a CSV with the header "time,demand". time is the offset from the start, in
@@ -141,7 +153,7 @@ func syncTicks(rows []traceRow, period time.Duration) ([]traceRow, error) {
 		for i+1 < len(rows) && !rows[i+1].time.After(t) {
 			i++
 		}
-		ticks = append(ticks, traceRow{time: t, demand: rows[i].demand})
+		ticks = append(ticks, traceRow{time: t, demand: rows[i].demand, metrics: rows[i].metrics})
 	}
 	return ticks, nil
 }

@@ -33,7 +33,7 @@ func findingOf(severity string, p *hpafile.Problem) finding {
 func (a *App) validate(args []string) error {
 	fs := a.newFlagSet("validate")
 	var files multiFlag
-	fs.Var(&files, "f", "HorizontalPodAutoscaler manifests to validate (repeatable)")
+	fs.Var(&files, "f", "HorizontalPodAutoscaler manifests to validate (repeatable; - reads standard input)")
 	output := fs.String("output", "text", "text or json")
 	if err := parse(fs, args); err != nil {
 		return err

@@ -103,7 +103,7 @@ func (s *Scaler) act(ctx context.Context, log *slog.Logger, a *Autoscaler, ts *t
 		log.Debug("no change", "mode", mode, "replicas", cur, "explanation", resp.GetExplanation().GetMessage())
 		return nil
 	}
-	reason := rescaleReason(a.Spec, resp)
+	reason := rescaleReason(resp)
 	suffix := ""
 	if local {
 		suffix = " (decided locally: the hpa-recommender service is unreachable)"
@@ -127,7 +127,7 @@ func (s *Scaler) act(ctx context.Context, log *slog.Logger, a *Autoscaler, ts *t
 			result = "changed"
 		}
 		s.tel.scaleWrites.WithLabelValues(mode, result).Inc()
-		s.event(a, g.scale, corev1.EventTypeWarning, ReasonFailedRescale, "New size: %d; reason: %s; error: %v%s", desired, reason, err, suffix)
+		s.rescaleEvent(a, g.scale, desired, reason, err, suffix)
 		log.Warn("scale write failed", "mode", mode, "from", cur, "to", desired, "error", err)
 		if mirror != nil {
 			ts.local = recommender.RecordRescale(now, mirror.Spec, ts.local, &mirror.Decision, false, err.Error())
@@ -138,7 +138,7 @@ func (s *Scaler) act(ctx context.Context, log *slog.Logger, a *Autoscaler, ts *t
 		return fmt.Errorf("scale %s from %d to %d: %w", a.Key(), cur, desired, err)
 	}
 	s.tel.scaleWrites.WithLabelValues(mode, "success").Inc()
-	s.event(a, g.scale, corev1.EventTypeNormal, ReasonSuccessfulRescale, "New size: %d; reason: %s%s", desired, reason, suffix)
+	s.rescaleEvent(a, g.scale, desired, reason, nil, suffix)
 	log.Info("scaled", "mode", mode, "from", cur, "to", desired, "reason", reason, "explanation", resp.GetExplanation().GetMessage())
 	if mirror != nil {
 		d := recommender.Decision{Time: now, CurrentReplicas: cur, DesiredReplicas: desired}

@@ -65,6 +65,9 @@ type Controls struct {
 	Fallback *FallbackControl
 	// SyncPeriod is the autoscaler's own period; 0 means Config.SyncPeriod.
 	SyncPeriod time.Duration
+	// PrometheusQueries are the queries of the prometheus-query annotations by spec.metrics
+	// index (prometheus.go); nil when there are none.
+	PrometheusQueries map[int]PrometheusQuery
 	// Problems name each invalid annotation and why, sorted; empty when all are valid.
 	Problems []string
 }

@@ -68,6 +68,12 @@ type Config struct {
 	Insecure bool
 	// TokenFile holds the bearer token sent to the service; re-read when it changes.
 	TokenFile string
+	// PrometheusURL is the Prometheus HTTP API that the prometheus-query annotations are
+	// asked (empty: none; such metrics fail). PrometheusCA verifies it (https; reloaded on
+	// change), PrometheusTokenFile holds its bearer token (re-read on change), and
+	// PrometheusTimeout bounds one query (default 5s).
+	PrometheusURL, PrometheusCA, PrometheusTokenFile string
+	PrometheusTimeout                                time.Duration
 	// RPCTimeout bounds one call to the service (default 5s).
 	RPCTimeout time.Duration
 
@@ -135,6 +141,7 @@ func DefaultConfig() Config {
 		KubeBurst:          400,
 		ServiceAddr:        "127.0.0.1:50051",
 		RPCTimeout:         5 * time.Second,
+		PrometheusTimeout:  DefaultPrometheusTimeout,
 		SyncPeriod:         15 * time.Second,
 		SyncJitter:         0.1,
 		Workers:            32,
@@ -204,6 +211,10 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.TLS, "tls", c.TLS, "use TLS with the system roots (implied by --tls-ca and --tls-cert)")
 	fs.BoolVar(&c.Insecure, "insecure", c.Insecure, "allow plaintext to a non-loopback service address (never with a token)")
 	fs.StringVar(&c.TokenFile, "token-file", c.TokenFile, "file holding the bearer token for the service (re-read on change)")
+	fs.StringVar(&c.PrometheusURL, "prometheus-url", c.PrometheusURL, "Prometheus HTTP API queried for the metrics of the hpa-recommender.io/prometheus-query.<metric> annotations (empty: such metrics fail)")
+	fs.StringVar(&c.PrometheusCA, "prometheus-ca", c.PrometheusCA, "CA bundle verifying an https --prometheus-url (reloaded on change)")
+	fs.StringVar(&c.PrometheusTokenFile, "prometheus-token-file", c.PrometheusTokenFile, "file holding the bearer token sent to Prometheus (re-read on change)")
+	fs.DurationVar(&c.PrometheusTimeout, "prometheus-timeout", c.PrometheusTimeout, "deadline of one Prometheus query")
 	fs.DurationVar(&c.RPCTimeout, "rpc-timeout", c.RPCTimeout, "deadline of one call to the service")
 	fs.DurationVar(&c.SyncPeriod, "sync-period", c.SyncPeriod, "how often every autoscaler is synced")
 	fs.Float64Var(&c.SyncJitter, "sync-jitter", c.SyncJitter, "fraction of the sync period by which each target's syncs are spread")
@@ -312,6 +323,7 @@ func (c *Config) Validate() error {
 			bad("--token-file to %q needs TLS: a token is sent in the clear only to a loopback address", c.ServiceAddr)
 		}
 	}
+	c.validatePrometheus(bad)
 	if c.RPCTimeout <= 0 {
 		bad("--rpc-timeout must be positive")
 	}

@@ -143,12 +143,12 @@ func (s *Scaler) writeScale(ctx context.Context, log *slog.Logger, a *Autoscaler
 			result = "changed"
 		}
 		s.tel.scaleWrites.WithLabelValues(mode, result).Inc()
-		s.event(a, g.scale, corev1.EventTypeWarning, ReasonFailedRescale, "New size: %d; reason: %s; error: %v", desired, reason, err)
+		s.rescaleEvent(a, g.scale, desired, reason, err, "")
 		log.Warn("scale write failed", "mode", mode, "from", cur, "to", desired, "error", err)
 		return fmt.Errorf("scale %s from %d to %d: %w", a.Key(), cur, desired, err)
 	}
 	s.tel.scaleWrites.WithLabelValues(mode, "success").Inc()
-	s.event(a, g.scale, corev1.EventTypeNormal, ReasonSuccessfulRescale, "New size: %d; reason: %s", desired, reason)
+	s.rescaleEvent(a, g.scale, desired, reason, nil, "")
 	log.Info("scaled", "mode", mode, "from", cur, "to", desired, "reason", reason)
 	return nil
 }

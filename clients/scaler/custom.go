@@ -85,7 +85,7 @@ func customAutoscaler(u *unstructured.Unstructured) (*Autoscaler, error) {
 		HPA:       h,
 		Spec:      pbconv.SpecToProto(&h.Spec),
 		Shadow:    strings.EqualFold(h.Annotations[ModeAnnotation], ModeShadow),
-		Controls:  parseControls(h.Annotations),
+		Controls:  newControls(h.Namespace, h),
 		Source:    v1alpha1.Resource + "." + v1alpha1.Group + "/" + h.Namespace + "/" + h.Name,
 		Object:    &Object{Source: SourceCustom, APIVersion: customAPIVersion, Kind: v1alpha1.Kind, custom: f},
 	}, nil

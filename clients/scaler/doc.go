@@ -4,7 +4,8 @@
 // manifest from a directory, an HPA object, or a CentralHorizontalPodAutoscaler object: see
 // Config.Source; objects get their status written as the in-tree controller writes it), the
 // target's scale subresource, its pods (from an informer cache) and every metric of the spec
-// (metrics.k8s.io, custom.metrics.k8s.io, external.metrics.k8s.io); it sends Recommend, writes
+// (metrics.k8s.io, custom.metrics.k8s.io, external.metrics.k8s.io, or Prometheus's HTTP API
+// for a metric with a prometheus-query annotation: prometheus.go); it sends Recommend, writes
 // the scale subresource when the answer says so (with the resourceVersion precondition), and
 // reports the outcome with ReportScale.
 //

@@ -83,27 +83,24 @@ func (s *Scaler) event(a *Autoscaler, sc *autoscalingv1.Scale, eventType, reason
 	s.kube.Events.Eventf(eventTarget(a, sc), eventType, reason, "HorizontalPodAutoscaler %s: %s", a.Name, msg)
 }
 
-// rescaleReason is upstream's "reason" of a rescale event.
-func rescaleReason(spec *pb.HorizontalPodAutoscalerSpec, resp *pb.RecommendResponse) string {
-	cur, desired := resp.GetCurrentReplicas(), resp.GetDesiredReplicas()
-	minR := int32(1)
-	if spec.MinReplicas != nil {
-		minR = *spec.MinReplicas
+// rescaleReason is the reason of a rescale event: the decision's sentence. The in-tree
+// controller names only the winning metric ("cpu resource utilization (percentage of request)
+// above target") or the bound that was out of range; the sentence also names the values, the
+// tolerance and every rule that moved or held the count, the same words as the object's
+// status.explanation and the service's decision log.
+func rescaleReason(resp *pb.RecommendResponse) string {
+	return resp.GetExplanation().GetMessage()
+}
+
+// rescaleEvent records the event of a scale write to desired replicas in the in-tree
+// controller's words: SuccessfulRescale "New size: N; reason: R", or, when err is set,
+// FailedRescale "New size: N; reason: R; error: E"; suffix follows either.
+func (s *Scaler) rescaleEvent(a *Autoscaler, sc *autoscalingv1.Scale, desired int32, reason string, err error, suffix string) {
+	if err != nil {
+		s.event(a, sc, corev1.EventTypeWarning, ReasonFailedRescale, "New size: %d; reason: %s; error: %v%s", desired, reason, err, suffix)
+		return
 	}
-	switch {
-	case cur > spec.GetMaxReplicas():
-		return "Current number of replicas above Spec.MaxReplicas"
-	case cur < minR:
-		return "Current number of replicas below Spec.MinReplicas"
-	case desired > cur:
-		ex := resp.GetExplanation()
-		if i := int(ex.GetWinningMetric()); i >= 0 && i < len(ex.GetMetrics()) {
-			return ex.GetMetrics()[i].GetName() + " above target"
-		}
-		return "above target"
-	default:
-		return "All metrics below target"
-	}
+	s.event(a, sc, corev1.EventTypeNormal, ReasonSuccessfulRescale, "New size: %d; reason: %s%s", desired, reason, suffix)
 }
 
 func isConflict(err error) bool { return apierrors.IsConflict(err) }

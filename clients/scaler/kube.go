@@ -47,6 +47,11 @@ type Kube struct {
 	ResourceMetrics resourceclient.PodMetricsesGetter
 	CustomMetrics   customclient.CustomMetricsClient
 	ExternalMetrics externalclient.ExternalMetricsClient
+	// Prometheus answers the queries of the prometheus-query annotations (prometheus.go);
+	// nil makes every such metric an error observation. PrometheusTimeout bounds one query
+	// (default DefaultPrometheusTimeout).
+	Prometheus        PrometheusAPI
+	PrometheusTimeout time.Duration
 	// Events records Kubernetes events on scale targets and autoscaler objects.
 	Events record.EventRecorder
 	// Client reads HorizontalPodAutoscaler objects and writes their status (the hpa source);

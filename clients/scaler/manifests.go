@@ -114,7 +114,7 @@ func parseManifests(path string, b []byte) ([]*Autoscaler, error) {
 			HPA:       h.Object,
 			Spec:      h.Spec,
 			Shadow:    strings.EqualFold(h.Object.Annotations[ModeAnnotation], ModeShadow),
-			Controls:  parseControls(h.Object.Annotations),
+			Controls:  newControls(h.Namespace(), h.Object),
 			Source:    path,
 			Warnings:  warningLines(h),
 		})

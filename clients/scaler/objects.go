@@ -145,7 +145,7 @@ func hpaAutoscaler(h *autoscalingv2.HorizontalPodAutoscaler) *Autoscaler {
 		HPA:       h,
 		Spec:      pbconv.SpecToProto(&h.Spec),
 		Shadow:    strings.EqualFold(h.Annotations[ModeAnnotation], ModeShadow),
-		Controls:  parseControls(h.Annotations),
+		Controls:  newControls(h.Namespace, h),
 		Source:    "horizontalpodautoscalers.autoscaling/" + h.Namespace + "/" + h.Name,
 		Object:    &Object{Source: SourceHPA, APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler"},
 	}

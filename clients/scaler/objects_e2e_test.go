@@ -35,6 +35,7 @@ func TestObjectSources(t *testing.T) {
 	t.Run("HPAObjects", e.hpaObjects)
 	t.Run("CustomResource", e.customObjects)
 	t.Run("PrinterColumns", e.printerColumns)
+	t.Run("DecisionExplained", e.decisionExplained)
 }
 
 // kubectl runs the kubectl `make kube-binaries` built against the control plane.
@@ -224,7 +225,7 @@ func (e *e2eEnv) hpaObjects(t *testing.T) {
 		t.Fatalf("replicas went %s after 3, want [4 5] (one pod per 3 s)", got)
 	}
 	checkPolicyGaps(t, at)
-	f.waitEvent("HorizontalPodAutoscaler", "web", "SuccessfulRescale: New size: 5; reason: cpu resource utilization (percentage of request) above target")
+	f.waitEvent("HorizontalPodAutoscaler", "web", "SuccessfulRescale: New size: 5; reason: scale up 4 -> 5: cpu utilization 75% of 60% target proposes 5")
 
 	// Steady: a sync that changes nothing writes nothing.
 	f.kubelet(f.kube)
@@ -275,7 +276,7 @@ func (e *e2eEnv) hpaObjects(t *testing.T) {
 	if g := got.Status.ObservedGeneration; g == nil || *g != patched.Generation {
 		t.Errorf("observedGeneration = %v after one sync, want %d", g, patched.Generation)
 	}
-	f.waitEvent("HorizontalPodAutoscaler", "web", "SuccessfulRescale: New size: 4; reason: Current number of replicas above Spec.MaxReplicas")
+	f.waitEvent("HorizontalPodAutoscaler", "web", "SuccessfulRescale: New size: 4; reason: scale down 5 -> 4: current number of replicas above Spec.MaxReplicas (min 1, max 4)")
 
 	// Down: demand falls to 10% of 4 pods; one pod per 3 s down to 1.
 	f.setDemand(40)
@@ -284,7 +285,7 @@ func (e *e2eEnv) hpaObjects(t *testing.T) {
 		t.Errorf("replicas went %s from 4, want [3 2 1] (one pod per 3 s)", got)
 	}
 	checkPolicyGaps(t, at)
-	f.waitEvent("HorizontalPodAutoscaler", "web", "SuccessfulRescale: New size: 1; reason: All metrics below target")
+	f.waitEvent("HorizontalPodAutoscaler", "web", "SuccessfulRescale: New size: 1; reason: scale down 2 -> 1: cpu utilization 20% of 60% target proposes 1")
 	final, err := hpas.Get(f.ctx, "web", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -306,7 +307,7 @@ func (e *e2eEnv) hpaObjects(t *testing.T) {
 		`(?m)^\s+AbleToScale\s+True\s+SucceededRescale\s+the HPA controller was able to update the target scale to 1$`,
 		`(?m)^\s+ScalingActive\s+True\s+ValidMetricFound\s+the HPA was able to successfully calculate a replica count from cpu resource utilization \(percentage of request\)$`,
 		`(?m)^\s+ScalingLimited\s+(True|False)\s+\S+`,
-		`(?m)^\s+Normal\s+SuccessfulRescale\s+.*hpa-scaler\s+New size: 1; reason: All metrics below target$`,
+		`(?m)^\s+Normal\s+SuccessfulRescale\s+.*hpa-scaler\s+New size: 1; reason: scale down 2 -> 1: cpu utilization 20% of 60% target proposes 1$`,
 	} {
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("kubectl describe hpa does not match %s", re)
@@ -440,7 +441,7 @@ func (e *e2eEnv) customObjects(t *testing.T) {
 		t.Errorf("replicas went %s from 5, want [4 3 2 1]", got)
 	}
 	checkPolicyGaps(t, at)
-	f.waitEvent("CentralHorizontalPodAutoscaler", "web", "SuccessfulRescale: New size: 1; reason: All metrics below target")
+	f.waitEvent("CentralHorizontalPodAutoscaler", "web", "SuccessfulRescale: New size: 1; reason: scale down 2 -> 1: cpu utilization 20% of 60% target proposes 1")
 
 	u, err = f.kube.Dynamic.Resource(v1alpha1.GroupVersionResource).Namespace(ns).Get(f.ctx, "web", metav1.GetOptions{})
 	if err != nil {
@@ -457,11 +458,10 @@ func (e *e2eEnv) customObjects(t *testing.T) {
 	if c := findCond(st.Conditions, "AbleToScale"); c.Reason != "SucceededRescale" {
 		t.Errorf("AbleToScale = %+v, want SucceededRescale", c)
 	}
-	expl := custom.explanation
-	if !strings.Contains(expl, "1") || expl == "" {
-		t.Errorf("status.explanation = %q, want the decision's message", expl)
+	// The last decision's sentence, the reason of its SuccessfulRescale event.
+	if expl, want := custom.explanation, "scale down 2 -> 1: cpu utilization 20% of 60% target proposes 1"; expl != want {
+		t.Errorf("status.explanation = %q, want the decision's sentence %q", expl, want)
 	}
-	t.Logf("status.explanation: %s", expl)
 	if want := hpaTargets(h.Spec.Metrics, st.CurrentMetrics); custom.reference != "Deployment/web" || custom.targets != want {
 		t.Errorf("status.reference, status.targets = %q, %q after the last sync; want Deployment/web, %q", custom.reference, custom.targets, want)
 	}

@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/hpa-recommender/hpa-recommender/clients/internal/local"
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
@@ -558,6 +559,7 @@ func (s *Scaler) gather(ctx context.Context, a *Autoscaler, dryRun, shadow bool)
 	// The selector: upstream needs it for every metric; without one every metric fails, and
 	// the service still corrects a count outside [min, max], as upstream does.
 	var selector labels.Selector
+	podNames := sets.New[string]()
 	selErr := ""
 	switch {
 	case sc.Status.Selector == "":
@@ -583,6 +585,7 @@ func (s *Scaler) gather(ctx context.Context, a *Autoscaler, dryRun, shadow bool)
 		}
 		for _, p := range pods {
 			req.Pods = append(req.Pods, podState(p))
+			podNames.Insert(p.Name)
 		}
 	} else {
 		s.recordSelector(a, nil)
@@ -590,9 +593,13 @@ func (s *Scaler) gather(ctx context.Context, a *Autoscaler, dryRun, shadow bool)
 	g.selectorProblem = selErr != ""
 	for i := range metrics {
 		var obs *pb.MetricObservation
-		if selErr != "" {
+		q, fromProm := a.Controls.PrometheusQueries[i]
+		switch {
+		case selErr != "":
 			obs = errObservation(selErr)
-		} else {
+		case fromProm:
+			obs = s.kube.prometheusObservation(ctx, q, &metrics[i], podNames)
+		default:
 			obs = s.kube.observe(ctx, a.Namespace, selector, &metrics[i])
 		}
 		if obs.Error != "" {

@@ -2,6 +2,7 @@ package scaler
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -71,8 +72,9 @@ func TestSyncScalesUpAndReports(t *testing.T) {
 	if !hasEvent(ev, ReasonSuccessfulRescale) {
 		t.Errorf("events = %q, want SuccessfulRescale", ev)
 	}
-	if !strings.Contains(strings.Join(ev, "\n"), "HorizontalPodAutoscaler web-hpa: New size: 4; reason: cpu resource utilization (percentage of request) above target") {
-		t.Errorf("events = %q, want upstream's rescale message naming the autoscaler", ev)
+	// Upstream's rescale message, naming the autoscaler, with the decision's sentence as reason.
+	if want := "Normal SuccessfulRescale HorizontalPodAutoscaler web-hpa: New size: 4; reason: scale up 2 -> 4: cpu utilization 100% of 50% target proposes 4"; !slices.Contains(ev, want) {
+		t.Errorf("events = %q, want %q", ev, want)
 	}
 	// What the scaler sent: the request the service decided from.
 	req := w.rec.last()
@@ -167,8 +169,9 @@ func TestConflictingManualScaleWins(t *testing.T) {
 	if len(w.c.writes) != 0 || w.c.replicas("shop", "web") != 7 {
 		t.Fatalf("writes = %v, replicas = %d: the manual scale must stand", w.c.writes, w.c.replicas("shop", "web"))
 	}
-	if ev := w.c.events(); !hasEvent(ev, ReasonFailedRescale) {
-		t.Errorf("events = %q, want FailedRescale", ev)
+	// Upstream's FailedRescale message with the sentence as reason, then the write's error.
+	if ev, want := w.c.events(), "Warning FailedRescale HorizontalPodAutoscaler web-hpa: New size: 4; reason: scale up 2 -> 4: cpu utilization 100% of 50% target proposes 4; error: the target's replicas changed since the decision: spec.replicas is 7, the decision was made at 2"; !slices.Contains(ev, want) {
+		t.Errorf("events = %q, want %q", ev, want)
 	}
 	got := w.svc.getTarget(t, "shop", "web-hpa")
 	if len(got.GetPendingDecisions()) != 0 {
@@ -611,8 +614,13 @@ func TestMissingSelector(t *testing.T) {
 	if got, want := w.c.writes, []int32{10}; !equal(got, want) {
 		t.Errorf("writes = %v, want %v (above maxReplicas)", got, want)
 	}
-	ev := strings.Join(w.c.events(), "\n")
-	if !strings.Contains(ev, ReasonSelectorRequired) || !strings.Contains(ev, "Current number of replicas above Spec.MaxReplicas") {
-		t.Errorf("events = %s, want SelectorRequired and the max-replicas rescale", ev)
+	ev := w.c.events()
+	for _, want := range []string{
+		"Warning SelectorRequired HorizontalPodAutoscaler web-hpa: selector is required",
+		"Normal SuccessfulRescale HorizontalPodAutoscaler web-hpa: New size: 10; reason: scale down 20 -> 10: current number of replicas above Spec.MaxReplicas (min 1, max 10)",
+	} {
+		if !slices.Contains(ev, want) {
+			t.Errorf("events = %q, want %q", ev, want)
+		}
 	}
 }

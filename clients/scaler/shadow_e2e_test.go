@@ -61,6 +61,30 @@ type diffHPA struct {
 	missing bool
 	// cpu, memory, pods, object and external say which metrics the feeder sets.
 	cpu, memory, pods, object, external bool
+	// annotations are the HPA's metadata.annotations, as a YAML flow mapping ("" for none).
+	annotations string
+}
+
+// shadowRun is one live differential: its HPAs, the load timeline, the scaler's extra flags,
+// and mirror, when set, is told every value the feeder gives the metrics adapter (the
+// Prometheus differential's exporter).
+type shadowRun struct {
+	hpas   []diffHPA
+	levels []float64
+	flags  []string
+	mirror metricMirror
+	// onKube, when set, sees the scaler's Kube before the scaler starts.
+	onKube func(*Kube)
+	// kwok: the pods run on a kwok node and their resource metrics come from metrics-server
+	// (the feeder sets kwok's usage annotations) instead of the adapter.
+	kwok bool
+}
+
+// metricMirror receives the values the feeder sets: a pod's Pods metric, and the Object or
+// External value of an HPA.
+type metricMirror interface {
+	podMetric(h diffHPA, pod string, q resource.Quantity)
+	value(h diffHPA, q resource.Quantity)
 }
 
 // Targets: CPU 50% of 100m (50m per pod's worth), memory 50Mi, Pods metric rps 10, Object
@@ -228,11 +252,7 @@ func (h shadowHandler) Handle(_ context.Context, r slog.Record) error {
 }
 
 func TestShadowAgreesWithInTree(t *testing.T) {
-	// The in-tree controller is the kube-controller-manager of KUBE_BIN_DIR (`make e2e` runs
-	// this test on v1.34.4 and again on v1.37.2, both from `make kube-binaries`); the service
-	// decides as that release: --kubernetes-version=auto reads it from the API server, of the
-	// same build, and the test checks that it did.
-	runShadow(t, shadowHPAs, false)
+	runShadow(t, shadowRun{hpas: shadowHPAs, levels: loadLevels})
 }
 
 // TestShadowOnMetricsServer is the differential with the resource metrics users have: the
@@ -247,12 +267,15 @@ func TestShadowOnMetricsServer(t *testing.T) {
 			hpas = append(hpas, h)
 		}
 	}
-	runShadow(t, hpas, true)
+	runShadow(t, shadowRun{hpas: hpas, levels: loadLevels, kwok: true})
 }
 
-// runShadow runs the differential on hpas; with kwok, their resource metrics come from
-// metrics-server on kwok instead of the adapter.
-func runShadow(t *testing.T, hpas []diffHPA, kwok bool) {
+// runShadow runs the differential r.
+func runShadow(t *testing.T, r shadowRun) {
+	// The in-tree controller is the kube-controller-manager of KUBE_BIN_DIR (`make e2e` runs
+	// this test on v1.34.4 and again on v1.37.2, both from `make kube-binaries`); the service
+	// decides as that release: --kubernetes-version=auto reads it from the API server, of the
+	// same build, and the test checks that it did.
 	start := time.Now()
 	cp := controlplane.Start(t, controlplane.Options{InTreeHPA: true, ControllerManagerFlags: []string{
 		"--horizontal-pod-autoscaler-sync-period=" + inTreeSyncPeriod.String(),
@@ -262,7 +285,7 @@ func runShadow(t *testing.T, hpas []diffHPA, kwok bool) {
 	}})
 	adapter := controlplane.StartMetricsAdapter(t, cp)
 	var k *controlplane.Kwok
-	if kwok {
+	if r.kwok {
 		k = controlplane.StartKwok(t, cp, controlplane.KwokOptions{})
 	}
 	cs := cp.Client
@@ -276,7 +299,7 @@ func runShadow(t *testing.T, hpas []diffHPA, kwok bool) {
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: shadowNS}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if !kwok {
+	if !r.kwok {
 		if _, err := controlplane.EnsureNode(ctx, cs, "node-1"); err != nil {
 			t.Fatal(err)
 		}
@@ -286,9 +309,9 @@ func runShadow(t *testing.T, hpas []diffHPA, kwok bool) {
 	bg, stop := context.WithCancel(ctx)
 	defer func() { stop(); wg.Wait() }()
 	readyAfter := map[string]time.Duration{}
-	for _, h := range hpas {
+	for _, h := range r.hpas {
 		d := shadowDeployment(h.name)
-		if kwok {
+		if r.kwok {
 			d.Spec.Template.Spec.NodeName = k.Nodes[0]
 		}
 		if _, err := cs.AppsV1().Deployments(shadowNS).Create(ctx, d, metav1.CreateOptions{}); err != nil {
@@ -296,24 +319,24 @@ func runShadow(t *testing.T, hpas []diffHPA, kwok bool) {
 		}
 		readyAfter[h.name] = h.readyAfter
 	}
-	if !kwok {
+	if !r.kwok {
 		wg.Add(1)
 		go func() { defer wg.Done(); fakeKubelet(bg, t, cs, readyAfter) }()
 	}
 	timelineStart := time.Now()
 	level := func() float64 {
 		i := int(time.Since(timelineStart) / shadowStep)
-		return loadLevels[min(i, len(loadLevels)-1)]
+		return r.levels[min(i, len(r.levels)-1)]
 	}
 	wg.Add(1)
-	go func() { defer wg.Done(); feedMetrics(bg, t, cs, adapter, kwok, hpas, level) }()
+	go func() { defer wg.Done(); feedMetrics(bg, t, cs, adapter, level, r.hpas, r.mirror, r.kwok) }()
 
 	// The scaler, configured by its flags, on the hpa source.
 	cfg := DefaultConfig()
 	fs := flag.NewFlagSet("hpa-scaler", flag.ContinueOnError)
 	cfg.RegisterFlags(fs)
 	svc := startService(t, memstore.New(), realClock(), "127.0.0.1:0")
-	if err := fs.Parse([]string{
+	if err := fs.Parse(append([]string{
 		"--cluster=c1", "--service-addr=" + svc.addr, "--source=hpa", "--namespaces=" + shadowNS,
 		"--http-listen=", "--leader-elect=false", "--sync-period=1s",
 		"--kubernetes-version=auto",
@@ -321,7 +344,7 @@ func runShadow(t *testing.T, hpas []diffHPA, kwok bool) {
 		"--initial-readiness-delay=" + readinessDelay.String(),
 		"--downscale-stabilization=" + downscaleWindow.String(),
 		"--shadow-settle=" + (2*inTreeSyncPeriod + time.Second).String(),
-	}); err != nil {
+	}, r.flags...)); err != nil {
 		t.Fatal(err)
 	}
 	if err := cfg.Validate(); err != nil {
@@ -337,6 +360,13 @@ func runShadow(t *testing.T, hpas []diffHPA, kwok bool) {
 	kube, runner, err := NewKube(cp.Config, "hpa-scaler")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if kube.Prometheus, err = DialPrometheus(cfg); err != nil {
+		t.Fatal(err)
+	}
+	kube.PrometheusTimeout = cfg.PrometheusTimeout
+	if r.onKube != nil {
+		r.onKube(kube)
 	}
 	if err := runner.Start(bg); err != nil {
 		t.Fatal(err)
@@ -355,9 +385,13 @@ func runShadow(t *testing.T, hpas []diffHPA, kwok bool) {
 		t.Fatal(err)
 	}
 
-	for _, h := range hpas {
+	for _, h := range r.hpas {
 		var obj autoscalingv2.HorizontalPodAutoscaler
-		doc := fmt.Sprintf("apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: %s, namespace: %s}\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: %s}%s\n", h.name, shadowNS, h.name, h.spec)
+		ann := h.annotations
+		if ann == "" {
+			ann = "{}"
+		}
+		doc := fmt.Sprintf("apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: %s, namespace: %s, annotations: %s}\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: %s}%s\n", h.name, shadowNS, ann, h.name, h.spec)
 		if err := yaml.UnmarshalStrict([]byte(doc), &obj); err != nil {
 			t.Fatalf("%s: %v", h.name, err)
 		}
@@ -367,16 +401,16 @@ func runShadow(t *testing.T, hpas []diffHPA, kwok bool) {
 	}
 	// Shadow only once the in-tree controller owns every status: before its first write the
 	// scaler would take the HPA over.
-	for _, h := range hpas {
+	for _, h := range r.hpas {
 		waitAutoscaler(t, s, shadowNS+"/"+h.name, func(a *Autoscaler) bool { return foreignStatusManager(a.HPA) == "kube-controller-manager" })
 	}
-	t.Logf("every HPA's status is written by kube-controller-manager; shadowing for %v", time.Duration(len(loadLevels))*shadowStep-time.Since(timelineStart))
+	t.Logf("every HPA's status is written by kube-controller-manager; shadowing for %v", time.Duration(len(r.levels))*shadowStep-time.Since(timelineStart))
 
 	minR, maxR, peakAt := map[string]int32{}, map[string]int32{}, map[string]time.Time{}
 	downAfterPeak := map[string]bool{}
-	for time.Since(timelineStart) < time.Duration(len(loadLevels))*shadowStep {
+	for time.Since(timelineStart) < time.Duration(len(r.levels))*shadowStep {
 		tick := time.Now()
-		for _, h := range hpas {
+		for _, h := range r.hpas {
 			key := shadowNS + "/" + h.name
 			if err := s.SyncOne(ctx, key); err != nil {
 				t.Logf("sync %s: %v", key, err)
@@ -402,10 +436,10 @@ func runShadow(t *testing.T, hpas []diffHPA, kwok bool) {
 		return int(testutil.ToFloat64(s.tel.shadowComparisons.WithLabelValues(result)))
 	}
 	agree, disagree, notComparable := count(shadowAgree), count(shadowDisagree), count(shadowNotComparable)
-	t.Logf("shadow comparisons over %d HPAs: agree %d, disagree %d, not comparable %d", len(hpas), agree, disagree, notComparable)
+	t.Logf("shadow comparisons over %d HPAs: agree %d, disagree %d, not comparable %d", len(r.hpas), agree, disagree, notComparable)
 	logs.mu.Lock()
 	defer logs.mu.Unlock()
-	for _, h := range hpas {
+	for _, h := range r.hpas {
 		res := logs.results[shadowNS+"/"+h.name]
 		t.Logf("  %-15s agree %3d  disagree %3d  not comparable %3d  replicas %d..%d", h.name, res[shadowAgree], res[shadowDisagree], res[shadowNotComparable], minR[h.name], maxR[h.name])
 		if res[shadowAgree] == 0 {
@@ -495,8 +529,8 @@ func fakeKubelet(ctx context.Context, t *testing.T, cs kubernetes.Interface, rea
 // pods' worth spread evenly over the started pods (resource and Pods metrics), or one value
 // (Object and External). With kwok, the resource metrics go into the pods' kwok usage
 // annotations (patched when they change), which metrics-server reads from kwok.
-func feedMetrics(ctx context.Context, t *testing.T, cs kubernetes.Interface, a *controlplane.MetricsAdapter, kwok bool, hpas []diffHPA, level func() float64) {
-	annotated := map[string]string{} // pod -> the usage annotations last patched in
+func feedMetrics(ctx context.Context, t *testing.T, cs kubernetes.Interface, a *controlplane.MetricsAdapter, level func() float64, hpas []diffHPA, mirror metricMirror, kwok bool) {
+	annotated := map[string]string{} // pod -> the usage last set in its annotations
 	for ctx.Err() == nil {
 		v := level()
 		pods, err := cs.CoreV1().Pods(shadowNS).List(ctx, metav1.ListOptions{})
@@ -545,7 +579,11 @@ func feedMetrics(ctx context.Context, t *testing.T, cs kubernetes.Interface, a *
 						a.SetPodUsage(shadowNS, pod, nil)
 					}
 					if h.pods {
-						a.SetPodMetric(shadowNS, pod, "rps", *resource.NewMilliQuantity(int64(v*10000/n), resource.DecimalSI))
+						q := *resource.NewMilliQuantity(int64(v*10000/n), resource.DecimalSI)
+						a.SetPodMetric(shadowNS, pod, "rps", q)
+						if mirror != nil {
+							mirror.podMetric(h, pod, q)
+						}
 					}
 				}
 				value := v * 30 // AverageValue: level pods' worth in total
@@ -558,6 +596,9 @@ func feedMetrics(ctx context.Context, t *testing.T, cs kubernetes.Interface, a *
 				}
 				if h.external {
 					a.SetExternalMetric(shadowNS, "ext-"+h.name, controlplane.ExternalValue{Labels: map[string]string{"queue": h.name}, Value: q})
+				}
+				if mirror != nil && (h.object || h.external) {
+					mirror.value(h, q)
 				}
 			}
 		}

@@ -2,6 +2,7 @@ package scaler
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -232,10 +233,11 @@ func TestSyncWritesHPAStatusAsUpstream(t *testing.T) {
 	if c := findCond(st.Conditions, "ScalingLimited"); c.Status != "False" || c.Reason != "DesiredWithinRange" {
 		t.Errorf("ScalingLimited = %+v", c)
 	}
-	// Events go on the HPA object, with upstream's message (no autoscaler name prefix).
-	ev := strings.Join(w.c.events(), "\n")
-	if !strings.Contains(ev, "Normal SuccessfulRescale New size: 4; reason: cpu resource utilization (percentage of request) above target involvedObject{kind=HorizontalPodAutoscaler,apiVersion=autoscaling/v2}") {
-		t.Errorf("events = %q, want SuccessfulRescale on the HPA with upstream's message", ev)
+	// Events go on the HPA object, in upstream's words (no autoscaler name prefix), the reason
+	// being the decision's sentence.
+	ev := w.c.events()
+	if want := "Normal SuccessfulRescale New size: 4; reason: scale up 2 -> 4: cpu utilization 100% of 50% target proposes 4 involvedObject{kind=HorizontalPodAutoscaler,apiVersion=autoscaling/v2}"; !slices.Contains(ev, want) {
+		t.Errorf("events = %q, want %q", ev, want)
 	}
 	if n := w.statusWrites(); n != 1 {
 		t.Errorf("%d status writes after one sync, want 1", n)
@@ -418,8 +420,16 @@ func TestSyncWritesCustomStatusColumns(t *testing.T) {
 	if st.Reference != "Deployment/web" || st.Targets != "cpu: 100%/50%" {
 		t.Errorf("reference, targets = %q, %q; want Deployment/web, cpu: 100%%/50%%", st.Reference, st.Targets)
 	}
-	if st.CurrentReplicas != 2 || st.DesiredReplicas != 4 || st.Explanation == "" {
-		t.Errorf("status = %+v, want current 2, desired 4 and an explanation", st)
+	if st.CurrentReplicas != 2 || st.DesiredReplicas != 4 {
+		t.Errorf("status = %+v, want current 2, desired 4", st)
+	}
+	// status.explanation is the decision's sentence, the reason of its SuccessfulRescale event.
+	sentence := "scale up 2 -> 4: cpu utilization 100% of 50% target proposes 4"
+	if st.Explanation != sentence {
+		t.Errorf("status.explanation = %q, want %q", st.Explanation, sentence)
+	}
+	if ev, want := w.c.events(), "Normal SuccessfulRescale New size: 4; reason: "+sentence; !slices.Contains(ev, want) {
+		t.Errorf("events = %q, want %q", ev, want)
 	}
 
 	// At target: the columns follow currentMetrics.

@@ -2,6 +2,9 @@ package scaler
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc/codes"
+
+	"github.com/hpa-recommender/hpa-recommender/recommender"
 )
 
 // Modes label what decided: the service, the service in shadow (dry-run) mode, the local
@@ -107,10 +110,42 @@ func newTelemetry(reg prometheus.Registerer) *telemetry {
 	reg.MustRegister(t.syncs, t.syncDuration, t.decisions, t.scaleWrites, t.metricErrors, t.serviceErrors, t.reports,
 		t.reportsPending, t.fallbackTargets, t.serviceReachable, t.autoscalers, t.manifestErrors, t.leader,
 		t.desired, t.current, t.lastSync)
+	t.initialize()
+	return t
+}
+
+// initialize creates the series of every label value known in advance, at zero: a vector
+// without children is absent from /metrics, so an alert on its rate() could not tell "none
+// yet" from a renamed metric, and the first increment would be lost to rate() (it needs two
+// samples). The per-autoscaler gauges appear with their autoscaler.
+func (t *telemetry) initialize() {
 	for _, r := range []string{"ok", "error"} {
 		t.syncs.WithLabelValues(r)
 	}
-	return t
+	for _, m := range []string{modeService, modeShadow, modeFallback, modeFallbackShadow} {
+		for _, d := range []string{"up", "down", "none"} {
+			t.decisions.WithLabelValues(m, d)
+		}
+	}
+	for _, m := range []string{modeService, modeFallback, modePaused, modeMetricsFallback} {
+		for _, r := range []string{"success", "failure", "changed"} {
+			t.scaleWrites.WithLabelValues(m, r)
+		}
+	}
+	t.scaleWrites.WithLabelValues(modeFallback, "suppressed")
+	for _, typ := range []string{recommender.MetricResource, recommender.MetricContainerResource, recommender.MetricPods,
+		recommender.MetricObject, recommender.MetricExternal} {
+		t.metricErrors.WithLabelValues(typ)
+	}
+	for c := codes.Canceled; c <= codes.Unauthenticated; c++ {
+		t.serviceErrors.WithLabelValues(c.String())
+	}
+	for _, r := range []string{"recorded", "duplicate", "rejected", "error"} {
+		t.reports.WithLabelValues(r)
+	}
+	for _, r := range []string{"written", "unchanged", "error"} {
+		t.statusWrites.WithLabelValues(r)
+	}
 }
 
 // forget drops an autoscaler's series when it leaves the manifests.

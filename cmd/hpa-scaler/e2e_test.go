@@ -4,8 +4,8 @@ package main
 
 // The real hpa-scaler binary against a real control plane (internal/controlplane), pods on a
 // kwok node whose CPU the real metrics-server reports, and an in-process hpa-recommender on
-// loopback: flags, kubeconfig, leader election, /readyz and /metrics, a scale-up, and a clean
-// exit on SIGTERM that releases the Lease.
+// loopback: flags, kubeconfig, leader election, /readyz and /metrics (with every scaler metric
+// deploy/monitoring uses), a scale-up, and a clean exit on SIGTERM that releases the Lease.
 
 import (
 	"context"
@@ -27,6 +27,7 @@ import (
 
 	"github.com/hpa-recommender/hpa-recommender/internal/controlplane"
 	"github.com/hpa-recommender/hpa-recommender/internal/syncbuf"
+	"github.com/hpa-recommender/hpa-recommender/internal/testkit/metricscheck"
 	"github.com/hpa-recommender/hpa-recommender/server"
 	"github.com/hpa-recommender/hpa-recommender/server/servertest"
 )
@@ -165,6 +166,19 @@ spec:
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
+	}
+	// Every scaler metric deploy/monitoring's alerting rules and dashboard select is exported
+	// by the running binary once it has synced (an alert on a name it lacks never fires).
+	names, err := metricscheck.Names("../..", func(n string) bool { return strings.HasPrefix(n, "hpa_scaler_") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	exported, err := metricscheck.Exported(strings.NewReader(metrics))
+	if err != nil {
+		t.Fatalf("parse /metrics: %v", err)
+	}
+	if missing := metricscheck.Missing(names, exported); len(missing) > 0 {
+		t.Errorf("deploy/monitoring selects metrics hpa-scaler does not export: %v", missing)
 	}
 	lease, err := cs.CoordinationV1().Leases("default").Get(ctx, "hpa-scaler", metav1.GetOptions{})
 	if err != nil || lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity != "bin-test" {

@@ -77,6 +77,10 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	if kube.Prometheus, err = scaler.DialPrometheus(cfg); err != nil {
+		return err
+	}
+	kube.PrometheusTimeout = cfg.PrometheusTimeout
 	client, err := scaler.Dial(cfg)
 	if err != nil {
 		return err

@@ -35,6 +35,10 @@
 //	cpu := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")}
 //	controlplane.SetKwokPodUsage(ctx, cs, ns, pod, cpu) // in PodMetrics 20-40 s later
 //
+// StartPrometheus runs a real Prometheus (built by `make prometheus` from tools/prometheus; see
+// FindPrometheus) on a loopback port, scraping the targets a test gives it every second, for
+// the scaler's Prometheus source.
+//
 // Start, StartMetricsAdapter and StartKwok take a testing.TB and stop what they started at its cleanup;
 // StartControlPlane, NewMetricsAdapterFor and StartKwokFor are the same without one, for a program (the fleet
 // benchmark, cmd/hpa-bench/internal/fleet) that stops them itself.

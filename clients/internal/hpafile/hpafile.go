@@ -129,9 +129,18 @@ func (ps Problems) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// Load reads the file at path and parses it with Parse.
+// Load reads the file at path and parses it with Parse; path "-" reads standard input, as
+// kubectl's -f - does.
 func Load(path string) ([]*HPA, error) {
-	b, err := os.ReadFile(path)
+	var (
+		b   []byte
+		err error
+	)
+	if path == "-" {
+		b, err = io.ReadAll(os.Stdin)
+	} else {
+		b, err = os.ReadFile(path)
+	}
 	if err != nil {
 		return nil, err
 	}

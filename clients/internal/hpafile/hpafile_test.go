@@ -2,6 +2,7 @@ package hpafile
 
 import (
 	"errors"
+	"os"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -209,5 +210,28 @@ func TestV1BadAnnotation(t *testing.T) {
 	}
 	if want := "document 0 (HorizontalPodAutoscaler web): metadata.annotations[autoscaling.alpha.kubernetes.io/metrics]: not a JSON list"; len(lines[0]) < len(want) || lines[0][:len(want)] != want {
 		t.Errorf("problem %q, want it to start with %q", lines[0], want)
+	}
+}
+
+// TestLoadStandardInput: path "-" reads standard input, as kubectl's -f - does.
+func TestLoadStandardInput(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stdin
+	os.Stdin = r
+	t.Cleanup(func() { os.Stdin = old; r.Close() })
+	go func() {
+		_, _ = w.WriteString("apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: web, namespace: shop}\n" +
+			"spec: {scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}, maxReplicas: 5}\n")
+		w.Close()
+	}()
+	hpas, err := Load("-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hpas) != 1 || hpas[0].Object.Name != "web" || hpas[0].Object.Spec.MaxReplicas != 5 {
+		t.Errorf("Load(-) = %+v; want the one HPA shop/web with maxReplicas 5", hpas)
 	}
 }
