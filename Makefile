@@ -119,7 +119,7 @@ crashtest: ## Kill -9 the real binary under load 20 times, bbolt alone and one e
 # kube-controller-manager and kubectl are built from the Go module proxy in their own modules
 # (tools/kube-1.MINOR per release, tools/etcd; k8s.io/kubernetes never enters go.mod) into a cache
 # outside the repository, keyed by version, and built only when missing (shared/TOOLING.md §5, §6).
-# The suite runs on KUBE_VERSION; the shadow differential (TestShadowAgreesWithInTree) runs again
+# The suite runs on KUBE_VERSION; the shadow differentials (TestShadowAgreesWithInTree, TestShadowOnMetricsServer) run again
 # on KUBE_NEWEST, the newest release the module proxy serves that builds.
 KUBE_VERSION := v1.34.4
 KUBE_NEWEST := v1.37.2
@@ -135,6 +135,19 @@ KUBE_NEWEST_CACHE := $(CACHE_DIR)/kube-$(KUBE_NEWEST)
 ETCD_CACHE ?= $(CACHE_DIR)/etcd-$(ETCD_VERSION)
 PROMETHEUS_CACHE ?= $(CACHE_DIR)/prometheus-$(PROMETHEUS_VERSION)
 KUBE_TOOLS := kube-apiserver kube-controller-manager kubectl
+# Simulated nodes and pods with kubelet resource metrics (kwok) and the real metrics-server that
+# scrapes them and serves metrics.k8s.io, each pinned in its own module under tools/.
+KWOK_VERSION := v0.8.0
+METRICS_SERVER_VERSION := v0.8.0
+KWOK_BIN := $(CACHE_DIR)/kwok-$(KWOK_VERSION)/kwok
+METRICS_SERVER_BIN := $(CACHE_DIR)/metrics-server-$(METRICS_SERVER_VERSION)/metrics-server
+# kwok's own default stages (node initialize and lease heartbeat; pod ready, complete, delete), its
+# kubelet /metrics/resource emulation and CPU/memory usage from pod annotations, as kwokctl
+# configures them: the YAML shipped in the pinned module, joined into one --config file.
+KWOK_CONFIG := $(CACHE_DIR)/kwok-$(KWOK_VERSION)/kwok.yaml
+KWOK_CONFIG_FILES := stage/node/fast/node-initialize.yaml stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
+	stage/pod/fast/pod-ready.yaml stage/pod/fast/pod-complete.yaml stage/pod/fast/pod-delete.yaml \
+	metrics/resource/metrics-resource.yaml metrics/usage/usage-from-annotation.yaml
 # Packages with e2e tests: every directory holding a file behind the e2e build tag.
 E2E_PKGS ?= $(sort $(patsubst %/,%,$(dir $(shell grep -rl --include='*.go' --exclude-dir=tools -e '^//go:build.*\be2e\b' . 2>/dev/null))))
 
@@ -154,6 +167,27 @@ $(ETCD_CACHE)/etcd:
 	$(GO) build -C tools/etcd -o $@.tmp -ldflags "-s -w" .
 	@mv $@.tmp $@
 
+$(KWOK_BIN):
+	@grep -q 'sigs.k8s.io/kwok $(KWOK_VERSION)' tools/kwok/go.mod || { echo "tools/kwok/go.mod does not pin kwok $(KWOK_VERSION)" >&2; exit 1; }
+	@mkdir -p $(@D)
+	$(GO) build -C tools/kwok -o $@.tmp -ldflags "-s -w" sigs.k8s.io/kwok/cmd/kwok
+	@mv $@.tmp $@
+
+$(METRICS_SERVER_BIN):
+	@grep -q 'sigs.k8s.io/metrics-server $(METRICS_SERVER_VERSION)' tools/metrics-server/go.mod || { echo "tools/metrics-server/go.mod does not pin metrics-server $(METRICS_SERVER_VERSION)" >&2; exit 1; }
+	@mkdir -p $(@D)
+	$(GO) build -C tools/metrics-server -o $@.tmp -ldflags "-s -w" sigs.k8s.io/metrics-server/cmd/metrics-server
+	@mv $@.tmp $@
+
+$(KWOK_CONFIG):
+	@mkdir -p $(@D)
+	@cd tools/kwok && $(GO) mod download sigs.k8s.io/kwok && dir=$$($(GO) list -m -f '{{.Dir}}' sigs.k8s.io/kwok); \
+	for f in $(KWOK_CONFIG_FILES); do echo "# $$f"; cat "$$dir/kustomize/$$f"; echo "---"; done >$@.tmp
+	@mv $@.tmp $@
+
+.PHONY: kwok-binaries
+kwok-binaries: $(KWOK_BIN) $(KWOK_CONFIG) $(METRICS_SERVER_BIN) ## Build the kwok controller and metrics-server into $(CACHE_DIR) if missing
+
 # Without service discovery (build tag remove_all_sd): the tests' static targets need none, and
 # the cloud providers' SDKs stay out of the build. The web UI is not embedded (no builtinassets).
 $(PROMETHEUS_CACHE)/prometheus:
@@ -170,11 +204,13 @@ prometheus: $(PROMETHEUS_CACHE)/prometheus ## Build Prometheus (the e2e tests' m
 kube-binaries: $(addprefix $(KUBE_CACHE)/,$(KUBE_TOOLS)) $(addprefix $(KUBE_NEWEST_CACHE)/,$(KUBE_TOOLS)) $(ETCD_CACHE)/etcd ## Build etcd and kube-apiserver, kube-controller-manager, kubectl of both releases into $(CACHE_DIR) if missing
 
 .PHONY: e2e
-e2e: kube-binaries prometheus ## Run the e2e tests (build tag e2e) against a real etcd, kube-apiserver, kube-controller-manager and Prometheus
+e2e: kube-binaries kwok-binaries prometheus ## Run the e2e tests (build tag e2e) against a real etcd, kube-apiserver, kube-controller-manager, metrics-server on kwok nodes and Prometheus
 	@[[ -n "$(strip $(E2E_PKGS))" ]] || { echo "no packages with e2e tests" >&2; exit 1; }
-	KUBE_BIN_DIR=$(KUBE_CACHE) ETCD_BIN=$(ETCD_CACHE)/etcd PROMETHEUS_BIN=$(PROMETHEUS_CACHE)/prometheus $(GO) test -tags e2e -race -timeout 20m $(E2E_PKGS)
-	@# The shadow differential again, beside kube-controller-manager $(KUBE_NEWEST).
-	KUBE_BIN_DIR=$(KUBE_NEWEST_CACHE) ETCD_BIN=$(ETCD_CACHE)/etcd $(GO) test -tags e2e -race -timeout 20m -run '^TestShadowAgreesWithInTree$$' ./clients/scaler/
+	KUBE_BIN_DIR=$(KUBE_CACHE) ETCD_BIN=$(ETCD_CACHE)/etcd KWOK_BIN=$(KWOK_BIN) METRICS_SERVER_BIN=$(METRICS_SERVER_BIN) PROMETHEUS_BIN=$(PROMETHEUS_CACHE)/prometheus \
+		$(GO) test -tags e2e -race -timeout 20m $(E2E_PKGS)
+	@# The shadow differentials (metrics adapter; metrics-server on kwok) again, beside kube-controller-manager $(KUBE_NEWEST).
+	KUBE_BIN_DIR=$(KUBE_NEWEST_CACHE) ETCD_BIN=$(ETCD_CACHE)/etcd KWOK_BIN=$(KWOK_BIN) METRICS_SERVER_BIN=$(METRICS_SERVER_BIN) \
+		$(GO) test -tags e2e -race -timeout 20m -run '^TestShadow(AgreesWithInTree|OnMetricsServer)$$' ./clients/scaler/
 
 bin/grpcurl: Makefile ## Install the pinned grpcurl into bin/
 	@mkdir -p $(BIN)

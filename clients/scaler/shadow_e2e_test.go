@@ -75,6 +75,9 @@ type shadowRun struct {
 	mirror metricMirror
 	// onKube, when set, sees the scaler's Kube before the scaler starts.
 	onKube func(*Kube)
+	// kwok: the pods run on a kwok node and their resource metrics come from metrics-server
+	// (the feeder sets kwok's usage annotations) instead of the adapter.
+	kwok bool
 }
 
 // metricMirror receives the values the feeder sets: a pod's Pods metric, and the Object or
@@ -252,6 +255,21 @@ func TestShadowAgreesWithInTree(t *testing.T) {
 	runShadow(t, shadowRun{hpas: shadowHPAs, levels: loadLevels})
 }
 
+// TestShadowOnMetricsServer is the differential with the resource metrics users have: the
+// pods run on a kwok node (kwok makes them Running and Ready), their CPU and memory come from
+// kwok's emulated kubelet /metrics/resource, and both controllers read them from the real
+// metrics-server. The HPAs are those of TestShadowAgreesWithInTree with CPU or memory whose
+// pods are Ready at once and all report (kwok has no delayed readiness or missing pod).
+func TestShadowOnMetricsServer(t *testing.T) {
+	var hpas []diffHPA
+	for _, h := range shadowHPAs {
+		if (h.cpu || h.memory) && h.readyAfter == 0 && !h.missing {
+			hpas = append(hpas, h)
+		}
+	}
+	runShadow(t, shadowRun{hpas: hpas, levels: loadLevels, kwok: true})
+}
+
 // runShadow runs the differential r.
 func runShadow(t *testing.T, r shadowRun) {
 	// The in-tree controller is the kube-controller-manager of KUBE_BIN_DIR (`make e2e` runs
@@ -266,6 +284,10 @@ func runShadow(t *testing.T, r shadowRun) {
 		"--horizontal-pod-autoscaler-downscale-stabilization=" + downscaleWindow.String(),
 	}})
 	adapter := controlplane.StartMetricsAdapter(t, cp)
+	var k *controlplane.Kwok
+	if r.kwok {
+		k = controlplane.StartKwok(t, cp, controlplane.KwokOptions{})
+	}
 	cs := cp.Client
 	sv, err := cs.Discovery().ServerVersion()
 	if err != nil {
@@ -277,8 +299,10 @@ func runShadow(t *testing.T, r shadowRun) {
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: shadowNS}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := controlplane.EnsureNode(ctx, cs, "node-1"); err != nil {
-		t.Fatal(err)
+	if !r.kwok {
+		if _, err := controlplane.EnsureNode(ctx, cs, "node-1"); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	var wg sync.WaitGroup
@@ -286,20 +310,26 @@ func runShadow(t *testing.T, r shadowRun) {
 	defer func() { stop(); wg.Wait() }()
 	readyAfter := map[string]time.Duration{}
 	for _, h := range r.hpas {
-		if _, err := cs.AppsV1().Deployments(shadowNS).Create(ctx, shadowDeployment(h.name), metav1.CreateOptions{}); err != nil {
+		d := shadowDeployment(h.name)
+		if r.kwok {
+			d.Spec.Template.Spec.NodeName = k.Nodes[0]
+		}
+		if _, err := cs.AppsV1().Deployments(shadowNS).Create(ctx, d, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		readyAfter[h.name] = h.readyAfter
 	}
-	wg.Add(1)
-	go func() { defer wg.Done(); fakeKubelet(bg, t, cs, readyAfter) }()
+	if !r.kwok {
+		wg.Add(1)
+		go func() { defer wg.Done(); fakeKubelet(bg, t, cs, readyAfter) }()
+	}
 	timelineStart := time.Now()
 	level := func() float64 {
 		i := int(time.Since(timelineStart) / shadowStep)
 		return r.levels[min(i, len(r.levels)-1)]
 	}
 	wg.Add(1)
-	go func() { defer wg.Done(); feedMetrics(bg, t, cs, adapter, level, r.hpas, r.mirror) }()
+	go func() { defer wg.Done(); feedMetrics(bg, t, cs, adapter, level, r.hpas, r.mirror, r.kwok) }()
 
 	// The scaler, configured by its flags, on the hpa source.
 	cfg := DefaultConfig()
@@ -497,8 +527,10 @@ func fakeKubelet(ctx context.Context, t *testing.T, cs kubernetes.Interface, rea
 
 // feedMetrics sets, every second, each workload's metrics for the load level: the level's
 // pods' worth spread evenly over the started pods (resource and Pods metrics), or one value
-// (Object and External).
-func feedMetrics(ctx context.Context, t *testing.T, cs kubernetes.Interface, a *controlplane.MetricsAdapter, level func() float64, hpas []diffHPA, mirror metricMirror) {
+// (Object and External). With kwok, the resource metrics go into the pods' kwok usage
+// annotations (patched when they change), which metrics-server reads from kwok.
+func feedMetrics(ctx context.Context, t *testing.T, cs kubernetes.Interface, a *controlplane.MetricsAdapter, level func() float64, hpas []diffHPA, mirror metricMirror, kwok bool) {
+	annotated := map[string]string{} // pod -> the usage last set in its annotations
 	for ctx.Err() == nil {
 		v := level()
 		pods, err := cs.CoreV1().Pods(shadowNS).List(ctx, metav1.ListOptions{})
@@ -539,7 +571,9 @@ func feedMetrics(ctx context.Context, t *testing.T, cs kubernetes.Interface, a *
 					if missing(pod) {
 						usage = nil
 					}
-					if len(usage) > 0 {
+					if kwok {
+						setKwokUsage(ctx, cs, annotated, pod, usage)
+					} else if len(usage) > 0 {
 						a.SetPodUsage(shadowNS, pod, map[string]corev1.ResourceList{"app": usage})
 					} else {
 						a.SetPodUsage(shadowNS, pod, nil)
@@ -572,5 +606,16 @@ func feedMetrics(ctx context.Context, t *testing.T, cs kubernetes.Interface, a *
 		case <-ctx.Done():
 		case <-time.After(time.Second):
 		}
+	}
+}
+
+// setKwokUsage sets pod's kwok usage annotations to usage unless they already hold it.
+func setKwokUsage(ctx context.Context, cs kubernetes.Interface, annotated map[string]string, pod string, usage corev1.ResourceList) {
+	key := fmt.Sprint(usage.Cpu(), usage.Memory())
+	if annotated[pod] == key {
+		return
+	}
+	if err := controlplane.SetKwokPodUsage(ctx, cs, shadowNS, pod, usage); err == nil {
+		annotated[pod] = key
 	}
 }

@@ -2,10 +2,10 @@
 
 package main
 
-// The real hpa-scaler binary against a real control plane (internal/controlplane), the metrics
-// adapter, and an in-process hpa-recommender on loopback: flags, kubeconfig, leader election,
-// /readyz and /metrics (with every scaler metric deploy/monitoring uses), a scale-up, and a clean
-// exit on SIGTERM that releases the Lease.
+// The real hpa-scaler binary against a real control plane (internal/controlplane), pods on a
+// kwok node whose CPU the real metrics-server reports, and an in-process hpa-recommender on
+// loopback: flags, kubeconfig, leader election, /readyz and /metrics (with every scaler metric
+// deploy/monitoring uses), a scale-up, and a clean exit on SIGTERM that releases the Lease.
 
 import (
 	"context"
@@ -44,14 +44,15 @@ func TestBinaryScalesADeployment(t *testing.T) {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	cp := controlplane.Start(t, controlplane.Options{})
-	adapter := controlplane.StartMetricsAdapter(t, cp)
+	k := controlplane.StartKwok(t, cp, controlplane.KwokOptions{})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
 	// The service.
 	serviceAddr, _ := servertest.Start(t, server.DefaultConfig(), server.Deps{})
 
-	// A Deployment of 2 pods whose load wants 4.
+	// A Deployment of 2 pods on the kwok node, each using 100m of its 100m request: at a 50%
+	// target it wants 4, its maxReplicas.
 	const ns = "bin"
 	cs := cp.Client
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
@@ -63,30 +64,18 @@ func TestBinaryScalesADeployment(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "web"},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: &two, Selector: &metav1.LabelSelector{MatchLabels: lbl},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: lbl}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
-				Name: "app", Image: "registry.example/web:1",
-				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}},
-			}}}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: lbl, Annotations: map[string]string{controlplane.KwokUsageCPUAnnotation: "100m"}},
+				Spec: corev1.PodSpec{NodeName: k.Nodes[0], Containers: []corev1.Container{{
+					Name: "app", Image: "registry.example/web:1",
+					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}},
+				}}},
+			},
 		},
 	}
 	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, dep, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	// The kubelet's part, until the test ends: pods Running and Ready, 200m CPU spread over them.
-	kctx, kcancel := context.WithCancel(ctx)
-	kdone := make(chan struct{})
-	go func() {
-		defer close(kdone)
-		for kctx.Err() == nil {
-			if pods, err := controlplane.MakeDeploymentReady(kctx, cs, ns, "web"); err == nil {
-				for _, p := range pods {
-					adapter.SetPodUsage(ns, p.Name, map[string]corev1.ResourceList{"app": {corev1.ResourceCPU: *resource.NewMilliQuantity(200/int64(len(pods)), resource.DecimalSI)}})
-				}
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-	}()
-	defer func() { kcancel(); <-kdone }()
 
 	dir := t.TempDir()
 	manifests := filepath.Join(dir, "manifests")
@@ -98,7 +87,7 @@ kind: HorizontalPodAutoscaler
 metadata: {name: web, namespace: bin}
 spec:
   scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
-  maxReplicas: 10
+  maxReplicas: 4
   metrics:
   - type: Resource
     resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}

@@ -69,7 +69,7 @@ type ControlPlane struct {
 	URL, EtcdURL string
 
 	servingCA, frontProxyCA *certgen.CA
-	procs                   []*process // start order
+	procs                   processes
 	removeDir               bool
 	stopOnce                sync.Once
 }
@@ -82,17 +82,27 @@ func Start(t testing.TB, opts Options) *ControlPlane {
 	if opts.Dir == "" {
 		opts.Dir = t.TempDir()
 	}
-	cp, err := StartControlPlane(opts)
+	return startForTest(t, func() (*ControlPlane, error) { return StartControlPlane(opts) })
+}
+
+// startForTest starts what start returns for t: it fails t when start fails, and stops it in
+// t.Cleanup, logging the end of its logs first when t failed.
+func startForTest[T interface {
+	Logs(maxBytes int) string
+	Stop()
+}](t testing.TB, start func() (T, error)) T {
+	t.Helper()
+	v, err := start()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Log(cp.Logs(4000))
+			t.Log(v.Logs(4000))
 		}
-		cp.Stop()
+		v.Stop()
 	})
-	return cp
+	return v
 }
 
 // StartControlPlane is Start without a testing.TB (e.g. from TestMain); call Stop.
@@ -309,9 +319,7 @@ const FrontProxyClientName = "front-proxy-client"
 // removes Dir when StartControlPlane created it. Safe to call more than once.
 func (cp *ControlPlane) Stop() {
 	cp.stopOnce.Do(func() {
-		for i := len(cp.procs) - 1; i >= 0; i-- {
-			cp.procs[i].stop(10 * time.Second)
-		}
+		cp.procs.stop()
 		if cp.removeDir {
 			os.RemoveAll(cp.Dir)
 		}
@@ -331,13 +339,7 @@ func (cp *ControlPlane) PIDs() map[string]int {
 }
 
 // Logs is the end (up to maxBytes each) of every component's log.
-func (cp *ControlPlane) Logs(maxBytes int) string {
-	var b strings.Builder
-	for _, p := range cp.procs {
-		fmt.Fprintf(&b, "----- %s (%s) -----\n%s\n", p.name, p.logPath, p.tail(maxBytes))
-	}
-	return b.String()
-}
+func (cp *ControlPlane) Logs(maxBytes int) string { return cp.procs.logs(maxBytes) }
 
 // ServiceAccountConfig creates (if missing) the service account namespace/name and returns
 // a client config authenticating as it with a fresh token (TokenRequest, 1 hour), as an

@@ -22,12 +22,25 @@
 //	... create a Deployment, controlplane.MakeDeploymentReady(ctx, cs, ns, name) ...
 //	adapter.SetPodMetric(ns, pod, "requests_per_second", resource.MustParse("10"))
 //
+// StartKwok adds what a cluster's nodes give: the kwok controller (sigs.k8s.io/kwok) simulating
+// fake nodes, moving the pods bound to them through their phases and conditions with kwok's own
+// stages, and emulating each node's kubelet /metrics/resource with the CPU and memory set in the
+// pods' usage annotations; and the real metrics-server scraping them, registered as
+// v1beta1.metrics.k8s.io (taking that API over from a MetricsAdapter, which keeps the custom and
+// external metrics APIs). Both run on loopback; `make kwok-binaries` builds them (tools/kwok,
+// tools/metrics-server; see FindKwokBinaries).
+//
+//	k := controlplane.StartKwok(t, cp, controlplane.KwokOptions{})
+//	... a Deployment whose pod template has spec.nodeName k.Nodes[0] ...
+//	cpu := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")}
+//	controlplane.SetKwokPodUsage(ctx, cs, ns, pod, cpu) // in PodMetrics 20-40 s later
+//
 // StartPrometheus runs a real Prometheus (built by `make prometheus` from tools/prometheus; see
 // FindPrometheus) on a loopback port, scraping the targets a test gives it every second, for
 // the scaler's Prometheus source.
 //
-// Start and StartMetricsAdapter take a testing.TB and stop what they started at its cleanup;
-// StartControlPlane and NewMetricsAdapterFor are the same without one, for a program (the fleet
+// Start, StartMetricsAdapter and StartKwok take a testing.TB and stop what they started at its cleanup;
+// StartControlPlane, NewMetricsAdapterFor and StartKwokFor are the same without one, for a program (the fleet
 // benchmark, cmd/hpa-bench/internal/fleet) that stops them itself.
 //
 // It imports internal/certgen, client-go and the Kubernetes API types; never server, store,

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -24,12 +25,20 @@ type process struct {
 }
 
 func startProcess(name, bin, logDir string, args ...string) (*process, error) {
+	return startProcessEnv(name, bin, logDir, nil, args...)
+}
+
+// startProcessEnv is startProcess with env added to this process's environment.
+func startProcessEnv(name, bin, logDir string, env []string, args ...string) (*process, error) {
 	logPath := filepath.Join(logDir, name+".log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(bin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.SysProcAttr = sysProcAttr()
@@ -44,6 +53,25 @@ func startProcess(name, bin, logDir string, args ...string) (*process, error) {
 		close(p.done)
 	}()
 	return p, nil
+}
+
+// processes are child processes in start order.
+type processes []*process
+
+// stop stops them in reverse order, each with 10 s for a clean exit.
+func (ps processes) stop() {
+	for i := len(ps) - 1; i >= 0; i-- {
+		ps[i].stop(10 * time.Second)
+	}
+}
+
+// logs is the end (up to maxBytes each) of their logs.
+func (ps processes) logs(maxBytes int) string {
+	var b strings.Builder
+	for _, p := range ps {
+		fmt.Fprintf(&b, "----- %s (%s) -----\n%s\n", p.name, p.logPath, p.tail(maxBytes))
+	}
+	return b.String()
 }
 
 // exited reports whether the process has ended, with its error.

@@ -66,6 +66,12 @@ func (a *MetricsAdapter) Register(ctx context.Context, cp *ControlPlane, reg Reg
 
 // RegisterWith is Register with any admin config.
 func (a *MetricsAdapter) RegisterWith(ctx context.Context, cfg *rest.Config, reg Registration) error {
+	return registerAPIServices(ctx, cfg, a.Port, a.CAPEM, reg)
+}
+
+// registerAPIServices places the server on 127.0.0.1:port, whose serving certificate caPEM
+// signed, behind reg's Service and APIServices (see Register).
+func registerAPIServices(ctx context.Context, cfg *rest.Config, port int, caPEM []byte, reg Registration) error {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
@@ -93,7 +99,7 @@ func (a *MetricsAdapter) RegisterWith(ctx context.Context, cfg *rest.Config, reg
 		}
 	case RouteEndpoints:
 		svc.Spec.Type = corev1.ServiceTypeClusterIP
-		svc.Spec.Ports = []corev1.ServicePort{{Name: "https", Port: int32(a.Port), Protocol: corev1.ProtocolTCP}}
+		svc.Spec.Ports = []corev1.ServicePort{{Name: "https", Port: int32(port), Protocol: corev1.ProtocolTCP}}
 	}
 	services := cs.CoreV1().Services(reg.ServiceNamespace)
 	if err := services.Delete(ctx, reg.ServiceName, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
@@ -107,7 +113,7 @@ func (a *MetricsAdapter) RegisterWith(ctx context.Context, cfg *rest.Config, reg
 		if addr == "" {
 			addr = "127.0.0.1"
 		}
-		port, proto, name, ready := int32(a.Port), corev1.ProtocolTCP, "https", true
+		port, proto, name, ready := int32(port), corev1.ProtocolTCP, "https", true
 		slice := &discoveryv1.EndpointSlice{
 			ObjectMeta: metav1.ObjectMeta{Name: reg.ServiceName, Namespace: reg.ServiceNamespace,
 				Labels: map[string]string{discoveryv1.LabelServiceName: reg.ServiceName, discoveryv1.LabelManagedBy: "kubetest"}},
@@ -129,11 +135,11 @@ func (a *MetricsAdapter) RegisterWith(ctx context.Context, cfg *rest.Config, reg
 				"version":              gv.Version,
 				"groupPriorityMinimum": int64(100),
 				"versionPriority":      int64(100),
-				"caBundle":             base64(a.CAPEM),
+				"caBundle":             base64(caPEM),
 				"service": map[string]any{
 					"namespace": reg.ServiceNamespace,
 					"name":      reg.ServiceName,
-					"port":      int64(a.Port),
+					"port":      int64(port),
 				},
 			},
 		}}
