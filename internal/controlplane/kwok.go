@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -136,12 +138,6 @@ func StartKwokFor(cp *ControlPlane, opts KwokOptions) (k *Kwok, err error) {
 	if err := os.MkdirAll(k.dir, 0o700); err != nil {
 		return k, err
 	}
-	ports, err := pickPorts(2)
-	if err != nil {
-		return k, err
-	}
-	k.KubeletPort, k.MetricsServerPort = ports[0], ports[1]
-
 	// The nodes first: kwok's node-initialize stage fills in their status (Ready, the
 	// InternalIP 127.0.0.1 and kubelet port of --node-ip / --node-port), and metrics-server
 	// reads each node's metrics from the path in its resource-metrics-path annotation, where
@@ -162,29 +158,40 @@ func StartKwokFor(cp *ControlPlane, opts KwokOptions) (k *Kwok, err error) {
 		k.Nodes = append(k.Nodes, name)
 	}
 
-	// HOME in kwok's directory: kwok also loads ~/.kwok/kwok.yaml when it exists.
-	kwok, err := startProcessEnv("kwok", bins.Kwok, k.dir, []string{"HOME=" + k.dir},
-		"--kubeconfig="+cp.Kubeconfig,
-		"--config="+bins.KwokConfig,
-		"--manage-nodes-with-annotation-selector="+kwokNodeAnnotation+"=fake",
-		"--node-ip=127.0.0.1", fmt.Sprintf("--node-port=%d", k.KubeletPort),
-		"--server-address="+hostPort(k.KubeletPort),
-		"--cidr=10.244.0.0/16",
-		"--node-lease-duration-seconds=40")
+	// HOME in kwok's directory: kwok also loads ~/.kwok/kwok.yaml when it exists. A node
+	// is initialized (its kubelet port set) only by a kwok that bound its port, so a kwok
+	// that found its port taken is simply started again on another.
+	kwok, err := startOnFreePort(func(port int) (*process, error) {
+		k.KubeletPort = port
+		kwok, err := startProcessEnv("kwok", bins.Kwok, k.dir, []string{"HOME=" + k.dir},
+			"--kubeconfig="+cp.Kubeconfig,
+			"--config="+bins.KwokConfig,
+			"--manage-nodes-with-annotation-selector="+kwokNodeAnnotation+"=fake",
+			"--node-ip=127.0.0.1", fmt.Sprintf("--node-port=%d", port),
+			"--server-address="+hostPort(port),
+			"--cidr=10.244.0.0/16",
+			"--node-lease-duration-seconds=40")
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range k.Nodes {
+			if err := waitFor(ctx, kwok, func(ctx context.Context) (bool, error) {
+				n, err := cp.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+				if err != nil {
+					return false, err
+				}
+				return nodeReady(n), nil
+			}); err != nil {
+				return kwok, fmt.Errorf("node %s not Ready: %w", name, err)
+			}
+		}
+		return kwok, nil
+	})
+	if kwok != nil {
+		k.procs = append(k.procs, kwok)
+	}
 	if err != nil {
 		return k, err
-	}
-	k.procs = append(k.procs, kwok)
-	for _, name := range k.Nodes {
-		if err := waitFor(ctx, kwok, func(ctx context.Context) (bool, error) {
-			n, err := cp.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				return false, err
-			}
-			return nodeReady(n), nil
-		}); err != nil {
-			return k, fmt.Errorf("node %s not Ready: %w", name, err)
-		}
 	}
 
 	pki := filepath.Join(k.dir, "pki")
@@ -202,24 +209,33 @@ func StartKwokFor(cp *ControlPlane, opts KwokOptions) (k *Kwok, err error) {
 	}
 	// kwok's server presents a self-signed certificate, as a kubelet without a serving
 	// certificate from the cluster's CA does: hence --kubelet-insecure-tls.
-	ms, err := startProcess("metrics-server", bins.MetricsServer, k.dir,
-		"--kubeconfig="+cp.Kubeconfig,
-		"--authentication-kubeconfig="+cp.Kubeconfig,
-		"--authorization-kubeconfig="+cp.Kubeconfig,
-		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", k.MetricsServerPort),
-		"--tls-cert-file="+certFile, "--tls-private-key-file="+keyFile,
-		"--kubelet-insecure-tls",
-		"--kubelet-use-node-status-port",
-		"--kubelet-preferred-address-types=InternalIP",
-		"--kubelet-request-timeout=5s",
-		"--metric-resolution="+opts.MetricResolution.String(),
-		"--profiling=false")
+	ms, err := startOnFreePort(func(port int) (*process, error) {
+		k.MetricsServerPort = port
+		ms, err := startProcess("metrics-server", bins.MetricsServer, k.dir,
+			"--kubeconfig="+cp.Kubeconfig,
+			"--authentication-kubeconfig="+cp.Kubeconfig,
+			"--authorization-kubeconfig="+cp.Kubeconfig,
+			"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port),
+			"--tls-cert-file="+certFile, "--tls-private-key-file="+keyFile,
+			"--kubelet-insecure-tls",
+			"--kubelet-use-node-status-port",
+			"--kubelet-preferred-address-types=InternalIP",
+			"--kubelet-request-timeout=5s",
+			"--metric-resolution="+opts.MetricResolution.String(),
+			"--profiling=false")
+		if err != nil {
+			return nil, err
+		}
+		if err := waitHTTP(ctx, ms, caClient(cp), fmt.Sprintf("https://127.0.0.1:%d/livez", port), "", "ok"); err != nil {
+			return ms, fmt.Errorf("metrics-server not live: %w", err)
+		}
+		return ms, nil
+	})
+	if ms != nil {
+		k.procs = append(k.procs, ms)
+	}
 	if err != nil {
 		return k, err
-	}
-	k.procs = append(k.procs, ms)
-	if err := waitHTTP(ctx, ms, caClient(cp), fmt.Sprintf("https://127.0.0.1:%d/livez", k.MetricsServerPort), "", "ok"); err != nil {
-		return k, fmt.Errorf("metrics-server not live: %w", err)
 	}
 	reg := Registration{ServiceNamespace: "kube-system", ServiceName: "metrics-server", Route: RouteExternalName,
 		GroupVersions: []schema.GroupVersion{ResourceMetricsGV}}
@@ -269,3 +285,23 @@ func (k *Kwok) Stop() { k.stopOnce.Do(k.procs.stop) }
 
 // Logs is the end (up to maxBytes each) of kwok's and metrics-server's logs.
 func (k *Kwok) Logs(maxBytes int) string { return k.procs.logs(maxBytes) }
+
+// startOnFreePort starts a process on a port picked free just before (start waits until it
+// serves), and when the process exits because another took the port in between, starts it
+// again on another, up to three times in all. It returns the last process started (nil when
+// none was) and its error.
+func startOnFreePort(start func(port int) (*process, error)) (*process, error) {
+	const attempts = 3
+	for attempt := 1; ; attempt++ {
+		ports, err := pickPorts(1)
+		if err != nil {
+			return nil, err
+		}
+		p, err := start(ports[0])
+		if err == nil || attempt == attempts || p == nil || !errors.Is(err, errExited) ||
+			!strings.Contains(p.tail(4000), "address already in use") {
+			return p, err
+		}
+		p.stop(time.Second)
+	}
+}
