@@ -342,14 +342,15 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- s.grpc.Serve(lis) }()
-	s.log.Info("serving", "listen", lis.Addr().String(), "metrics", metricsAddr, "store", s.cfg.Store,
-		"tls", s.cfg.TLSCert != "", "mtls", s.cfg.ClientCA != "", "tokens", s.cfg.TokensFile != "", "rate_limit", s.cfg.RateLimit, "max_inflight", s.cfg.MaxInflight)
+	// The warnings come first: whoever waits for "serving" has them.
 	switch {
 	case !s.authEnabled():
 		s.log.Warn("running without authentication: any caller may read and write every target; use --tls-cert/--client-ca or --tokens-file outside loopback")
 	case s.cfg.TLSCert == "":
 		s.log.Warn("bearer tokens travel in plaintext: use --tls-cert and --tls-key outside loopback")
 	}
+	s.log.Info("serving", "listen", lis.Addr().String(), "metrics", metricsAddr, "store", s.cfg.Store,
+		"tls", s.cfg.TLSCert != "", "mtls", s.cfg.ClientCA != "", "tokens", s.cfg.TokensFile != "", "rate_limit", s.cfg.RateLimit, "max_inflight", s.cfg.MaxInflight)
 
 	var err error
 	select {
