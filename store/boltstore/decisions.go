@@ -61,10 +61,7 @@ func (s *Store) writeDecisions(tx *bolt.Tx, k []byte, next *store.Target) error 
 
 // trimDecisions removes the target's oldest retired entries that its limits drop.
 func (s *Store) trimDecisions(b *bolt.Bucket, k []byte, t *store.Target) error {
-	recent := int64(0)
-	for i := range t.RecentDecisions {
-		recent += codec.DecisionSize(&t.RecentDecisions[i])
-	}
+	recent := codec.RecentDecisionsSize(t)
 	newest := t.NewestDecisionTime()
 	var doomed [][]byte
 	c := b.Cursor()

@@ -48,10 +48,7 @@ func (s *Store) writeDecisions(ctx context.Context, enc []byte, next *store.Targ
 		return nil, err
 	}
 	// The record's guard makes a stale read harmless: a Txn built on it does not apply.
-	recent := int64(0)
-	for i := range next.RecentDecisions {
-		recent += codec.DecisionSize(&next.RecentDecisions[i])
-	}
+	recent := codec.RecentDecisionsSize(next)
 	newest := next.NewestDecisionTime()
 	for _, kv := range resp.Kvs {
 		e, err := codec.UnmarshalDecision(kv.Value)

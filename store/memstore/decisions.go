@@ -41,10 +41,7 @@ func (s *Store) writeDecisions(log []retired, next *store.Target) ([]retired, er
 		next.DecisionLog.Retired++
 		next.DecisionLog.Bytes += int64(len(b))
 	}
-	recent := int64(0)
-	for i := range next.RecentDecisions {
-		recent += codec.DecisionSize(&next.RecentDecisions[i])
-	}
+	recent := codec.RecentDecisionsSize(next)
 	newest := next.NewestDecisionTime()
 	drop := 0
 	for ; drop < len(log); drop++ {

@@ -54,6 +54,16 @@ func UnmarshalDecision(b []byte) (store.DecisionEntry, error) {
 // counts).
 func DecisionSize(e *store.DecisionEntry) int64 { return int64(1 + toDecisionEntry(e).SizeVT()) }
 
+// RecentDecisionsSize is the encoded size of t's recent entries, which DecisionLogLimits.MaxBytes
+// counts besides the retired ones.
+func RecentDecisionsSize(t *store.Target) int64 {
+	n := int64(0)
+	for i := range t.RecentDecisions {
+		n += DecisionSize(&t.RecentDecisions[i])
+	}
+	return n
+}
+
 func toDecisionEntry(e *store.DecisionEntry) *pb.DecisionEntry {
 	m := &pb.DecisionEntry{
 		Seq: e.Seq, Time: toTime(e.Time), Until: toTime(e.Until), Count: e.Count,
