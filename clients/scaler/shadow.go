@@ -7,6 +7,7 @@ package scaler
 
 import (
 	"fmt"
+	"google.golang.org/protobuf/types/known/timestamppb"
 	"log/slog"
 	"math"
 	"strings"
@@ -94,6 +95,9 @@ func compareShadow(in shadowInputs) (result, why string) {
 	if why := podsUnsettled(in); why != "" {
 		return shadowNotComparable, why
 	}
+	if why := readyCountChangedSinceStatus(in); why != "" {
+		return shadowNotComparable, why
+	}
 	ours, err := metricStatuses(in.resp.GetCurrentMetrics())
 	if err != nil {
 		return shadowNotComparable, "the service's currentMetrics: " + err.Error()
@@ -120,30 +124,74 @@ func specUnobserved(h *autoscalingv2.HorizontalPodAutoscaler) string {
 		}
 		return ""
 	}
-	var statusAt, specAt time.Time
-	haveStatus := false
-	for _, e := range h.ManagedFields {
-		if e.Time == nil {
-			continue
-		}
-		switch {
-		case e.Subresource == "status" && e.Manager != fieldManager:
-			if !haveStatus || e.Time.After(statusAt) {
-				statusAt, haveStatus = e.Time.Time, true
-			}
-		case e.Subresource == "":
-			if e.Time.After(specAt) {
-				specAt = e.Time.Time
-			}
-		}
-	}
+	statusAt, haveStatus := inTreeStatusTime(h)
 	if !haveStatus {
 		return "no status write of the in-tree controller with a time in managedFields"
+	}
+	var specAt time.Time
+	for _, e := range h.ManagedFields {
+		if e.Time != nil && e.Subresource == "" && e.Time.After(specAt) {
+			specAt = e.Time.Time
+		}
 	}
 	if !statusAt.After(specAt) {
 		return fmt.Sprintf("the in-tree controller's last status write (%s) is not later than the object's last change (%s)", statusAt.UTC().Format(time.RFC3339), specAt.UTC().Format(time.RFC3339))
 	}
 	return ""
+}
+
+// inTreeStatusTime is the time of the other manager's (the in-tree controller's) last write of
+// h's status subresource, from managedFields (whole seconds), and whether there is one.
+func inTreeStatusTime(h *autoscalingv2.HorizontalPodAutoscaler) (time.Time, bool) {
+	var at time.Time
+	found := false
+	for _, e := range h.ManagedFields {
+		if e.Time != nil && e.Subresource == "status" && e.Manager != fieldManager && (!found || e.Time.After(at)) {
+			at, found = e.Time.Time, true
+		}
+	}
+	return at, found
+}
+
+// readyCountChangedSinceStatus returns why the in-tree controller's count may be from another
+// number of ready pods than this sync's ("" when it cannot be). An Object or External metric
+// with a Value target proposes from the ready pods' count (R-CALC); the in-tree controller
+// writes its status only when it changes, so a sync of it that saw the pods as they are now and
+// came to the same status left no trace. A pod that changed readiness or was deleted at or after
+// the in-tree controller's last status write (whole seconds: the same second counts) makes the
+// decision not comparable, whatever the settle time.
+func readyCountChangedSinceStatus(in shadowInputs) string {
+	if !proposesFromReadyCount(in.hpa.Spec.Metrics) {
+		return ""
+	}
+	at, ok := inTreeStatusTime(in.hpa)
+	if !ok {
+		return ""
+	}
+	for _, p := range in.req.GetPods() {
+		for _, tr := range []struct {
+			what string
+			ts   *timestamppb.Timestamp
+		}{{"changed readiness", p.GetReadyTransitionTime()}, {"was deleted", p.GetDeletionTimestamp()}} {
+			if tr.ts != nil && !tr.ts.AsTime().Before(at) {
+				return fmt.Sprintf("pod %s %s at %s, not before the in-tree controller's last status write (%s)",
+					p.GetName(), tr.what, tr.ts.AsTime().UTC().Format(time.RFC3339), at.UTC().Format(time.RFC3339))
+			}
+		}
+	}
+	return ""
+}
+
+// proposesFromReadyCount reports whether a metric's proposal is its ratio times the ready pods:
+// an Object or External metric with a Value target.
+func proposesFromReadyCount(metrics []autoscalingv2.MetricSpec) bool {
+	for _, m := range metrics {
+		if (m.Object != nil && m.Object.Target.Type == autoscalingv2.ValueMetricType) ||
+			(m.External != nil && m.External.Target.Type == autoscalingv2.ValueMetricType) {
+			return true
+		}
+	}
+	return false
 }
 
 // usesCPU reports whether metrics decide by CPU (a Resource or ContainerResource cpu metric,

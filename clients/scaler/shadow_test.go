@@ -68,6 +68,15 @@ func TestUsesCPU(t *testing.T) {
 	}
 }
 
+// objectValueSince gives in's HPA an Object metric with a Value target and an in-tree status
+// written sec seconds after t0 (the spec an hour before).
+func objectValueSince(in *shadowInputs, sec int) {
+	in.hpa.Spec.Metrics = []autoscalingv2.MetricSpec{{Type: autoscalingv2.ObjectMetricSourceType,
+		Object: &autoscalingv2.ObjectMetricSource{Target: autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType}}}}
+	in.hpa.Status.ObservedGeneration = nil
+	in.hpa.ManagedFields = []metav1.ManagedFieldsEntry{writeEntry("kubectl", "", -3600), writeEntry("kube-controller-manager", "status", sec)}
+}
+
 func TestCompareShadow(t *testing.T) {
 	now := t0
 	old := timestamppb.New(now.Add(-time.Hour))
@@ -162,6 +171,23 @@ func TestCompareShadow(t *testing.T) {
 		{"pod left the CPU initialization period within the settle time", func(in *shadowInputs) {
 			in.req.Pods[0].StartTime = timestamppb.New(now.Add(-time.Minute - 5*time.Second))
 		}, shadowNotComparable, "pod a left the CPU initialization period"},
+		{"Value target: a pod became ready after the in-tree controller's last status write", func(in *shadowInputs) {
+			objectValueSince(in, -120)
+			in.req.Pods[1].ReadyTransitionTime = timestamppb.New(now.Add(-100 * time.Second))
+		}, shadowNotComparable, "pod b changed readiness at"},
+		{"Value target: a pod became ready in the second of that write", func(in *shadowInputs) {
+			objectValueSince(in, -120)
+			in.req.Pods[1].ReadyTransitionTime = timestamppb.New(now.Add(-120 * time.Second))
+		}, shadowNotComparable, "not before the in-tree controller's last status write"},
+		{"Value target: the pods settled before that write", func(in *shadowInputs) {
+			objectValueSince(in, -120)
+			in.req.Pods[1].ReadyTransitionTime = timestamppb.New(now.Add(-121 * time.Second))
+		}, shadowAgree, ""},
+		{"no Value target: a pod became ready after the write, beyond the settle time", func(in *shadowInputs) {
+			objectValueSince(in, -120)
+			in.hpa.Spec.Metrics[0].Object.Target.Type = autoscalingv2.AverageValueMetricType
+			in.req.Pods[1].ReadyTransitionTime = timestamppb.New(now.Add(-100 * time.Second))
+		}, shadowAgree, ""},
 		{"a pod's next transition is still ahead", func(in *shadowInputs) {
 			in.req.Pods[0].StartTime = timestamppb.New(now.Add(-40 * time.Second)) // ready since then; CPU init ends in 20s
 			in.req.Pods[0].ReadyTransitionTime = in.req.Pods[0].StartTime
