@@ -98,6 +98,9 @@ func compareShadow(in shadowInputs) (result, why string) {
 	if why := readyCountChangedSinceStatus(in); why != "" {
 		return shadowNotComparable, why
 	}
+	if why := inTreeCountedOtherReadyPods(in.hpa); why != "" {
+		return shadowNotComparable, why
+	}
 	ours, err := metricStatuses(in.resp.GetCurrentMetrics())
 	if err != nil {
 		return shadowNotComparable, "the service's currentMetrics: " + err.Error()
@@ -178,6 +181,44 @@ func readyCountChangedSinceStatus(in shadowInputs) string {
 					p.GetName(), tr.what, tr.ts.AsTime().UTC().Format(time.RFC3339), at.UTC().Format(time.RFC3339))
 			}
 		}
+	}
+	return ""
+}
+
+// inTreeCountedOtherReadyPods returns why the in-tree controller's count of an HPA whose one
+// metric is an Object or External metric with a Value target was not its status's ratio times
+// its status's current replicas ("" when it was, or cannot be told): such a proposal is the
+// ratio times the ready pods, so the in-tree controller counted fewer ready pods than it had
+// replicas, pods the service may now see ready. A count a bound or a limit shaped
+// (ScalingLimited True) is left to the other rules.
+func inTreeCountedOtherReadyPods(h *autoscalingv2.HorizontalPodAutoscaler) string {
+	st := h.Status
+	if len(h.Spec.Metrics) != 1 || !proposesFromReadyCount(h.Spec.Metrics) || len(st.CurrentMetrics) != 1 || st.CurrentReplicas <= 0 {
+		return ""
+	}
+	for _, c := range st.Conditions {
+		if c.Type == autoscalingv2.ScalingLimited && c.Status == corev1.ConditionTrue {
+			return ""
+		}
+	}
+	var want *resource.Quantity
+	switch m := h.Spec.Metrics[0]; {
+	case m.Object != nil:
+		want = m.Object.Target.Value
+	case m.External != nil:
+		want = m.External.Target.Value
+	}
+	cur := currentOf(st.CurrentMetrics[0])
+	if cur == nil || cur.Value == nil || want == nil || want.MilliValue() <= 0 {
+		return ""
+	}
+	ratio := float64(cur.Value.MilliValue()) / float64(want.MilliValue())
+	if math.Abs(ratio-1) <= 0.1 { // within the default tolerance: the count stays
+		return ""
+	}
+	if full := int32(math.Ceil(ratio * float64(st.CurrentReplicas))); st.DesiredReplicas != full {
+		return fmt.Sprintf("the in-tree controller's count %d is not its ratio %.3f times its %d replicas: it counted other ready pods",
+			st.DesiredReplicas, ratio, st.CurrentReplicas)
 	}
 	return ""
 }

@@ -1,6 +1,7 @@
 package scaler
 
 import (
+	"k8s.io/apimachinery/pkg/api/resource"
 	"strings"
 	"testing"
 	"time"
@@ -75,6 +76,18 @@ func objectValueSince(in *shadowInputs, sec int) {
 		Object: &autoscalingv2.ObjectMetricSource{Target: autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType}}}}
 	in.hpa.Status.ObservedGeneration = nil
 	in.hpa.ManagedFields = []metav1.ManagedFieldsEntry{writeEntry("kubectl", "", -3600), writeEntry("kube-controller-manager", "status", sec)}
+}
+
+// valueTargetStatus gives in's HPA one Object metric with a Value target of 30 and an in-tree
+// status at current replicas deciding desired with the metric at value (ScalingLimited False).
+func valueTargetStatus(in *shadowInputs, current, desired int32, value string) {
+	in.hpa.Spec.Metrics = []autoscalingv2.MetricSpec{{Type: autoscalingv2.ObjectMetricSourceType,
+		Object: &autoscalingv2.ObjectMetricSource{Target: autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: ptr(resource.MustParse("30"))}}}}
+	in.hpa.Status.CurrentReplicas, in.hpa.Status.DesiredReplicas = current, desired
+	in.hpa.Status.CurrentMetrics = []autoscalingv2.MetricStatus{{Type: autoscalingv2.ObjectMetricSourceType,
+		Object: &autoscalingv2.ObjectMetricStatus{Current: autoscalingv2.MetricValueStatus{Value: ptr(resource.MustParse(value))}}}}
+	in.scale.Spec.Replicas = current
+	in.hpa.Status.Conditions[2].Status = corev1.ConditionFalse // DesiredWithinRange, as upstream writes it
 }
 
 func TestCompareShadow(t *testing.T) {
@@ -188,6 +201,16 @@ func TestCompareShadow(t *testing.T) {
 			in.hpa.Spec.Metrics[0].Object.Target.Type = autoscalingv2.AverageValueMetricType
 			in.req.Pods[1].ReadyTransitionTime = timestamppb.New(now.Add(-100 * time.Second))
 		}, shadowAgree, ""},
+		{"Value target: the in-tree count is not its ratio times its replicas", func(in *shadowInputs) {
+			valueTargetStatus(in, 4, 4, "60")
+		}, shadowNotComparable, "the in-tree controller's count 4 is not its ratio 2.000 times its 4 replicas"},
+		{"Value target: the in-tree count is its ratio times its replicas", func(in *shadowInputs) {
+			valueTargetStatus(in, 4, 8, "60")
+			in.scale.Spec.Replicas = 4
+			in.resp = resp(8, 100, "500m")
+			in.hpa.Status.CurrentMetrics = []autoscalingv2.MetricStatus{{Type: autoscalingv2.ObjectMetricSourceType,
+				Object: &autoscalingv2.ObjectMetricStatus{Current: autoscalingv2.MetricValueStatus{Value: ptr(resource.MustParse("60"))}}}}
+		}, shadowNotComparable, "the metrics differ"},
 		{"a pod's next transition is still ahead", func(in *shadowInputs) {
 			in.req.Pods[0].StartTime = timestamppb.New(now.Add(-40 * time.Second)) // ready since then; CPU init ends in 20s
 			in.req.Pods[0].ReadyTransitionTime = in.req.Pods[0].StartTime
