@@ -74,8 +74,10 @@ type Store interface {
 	Get(ctx context.Context, key Key) (*Target, error)
 
 	// Update atomically reads the target under key, calls fn with a private copy of it (nil
-	// when absent) and stores what fn returns, then returns the stored result (with its new
-	// Revision).
+	// when absent) and stores what fn returns, then returns fn's result as stored: a copy of
+	// the struct with Key and its new Revision set and its decision log entries numbered,
+	// whose slices and pointers are fn's own (it is not read back, so the normalization above
+	// shows in a later Get, not in it).
 	//
 	// fn MAY BE CALLED MORE THAN ONCE (bbolt batches retry, etcd compare-and-swap retries): it
 	// must be a pure function of its argument and of values it closes over, and must not keep

@@ -189,13 +189,13 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 	k := codec.EncodeKey(key)
 	// Set by the closure, which bbolt may run more than once: each run starts afresh.
 	var (
-		stored  []byte // the record now stored (a copy, or the slice written), nil: none
+		result  *store.Target // what Update returns
 		written bool
 		fnErr   error
 	)
 	region := trace.StartRegion(ctx, CommitRegion)
 	err := s.commits.write(func(tx *bolt.Tx) error {
-		stored, written, fnErr = nil, false, nil
+		result, written, fnErr = nil, false, nil
 		b := tx.Bucket(bucketTargets)
 		v := b.Get(k)
 		var cur *store.Target
@@ -211,8 +211,10 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 			// Nothing written; the rest of the batch commits. fn's error is returned below.
 			fnErr = err
 			return nil
+		case next == nil && v != nil:
+			result, err = decode(key, v) // afresh: fn may have changed cur
+			return err
 		case next == nil:
-			stored = bytes.Clone(v) // bbolt's memory is valid only in the transaction
 			return nil
 		}
 		rev, err := b.NextSequence()
@@ -220,7 +222,7 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 			return err
 		}
 		withKey := *next // fn's result is not changed
-		withKey.Key = key
+		withKey.Key, withKey.Revision = key, int64(rev)
 		if err := s.writeDecisions(tx, k, &withKey); err != nil {
 			return err
 		}
@@ -231,7 +233,7 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 		if err := b.Put(k, enc); err != nil {
 			return err
 		}
-		stored, written = enc, true // enc is ours: bbolt only reads it
+		result, written = &withKey, true
 		return nil
 	})
 	region.End()
@@ -241,13 +243,11 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 		return nil, fmt.Errorf("update %s: %w", key, translate(err, s.path))
 	case fnErr != nil:
 		return nil, fnErr
-	case stored == nil:
-		return nil, nil
 	}
 	if written {
 		s.writes.Add(1)
 	}
-	return decode(key, stored)
+	return result, nil
 }
 
 // CommitRegion names the runtime/trace region of an Update's write, from handing it to the

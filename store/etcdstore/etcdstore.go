@@ -359,8 +359,8 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 			return nil, fmt.Errorf("update %s: %w", key, err)
 		}
 		if txn.Succeeded {
-			// The Txn's revision is the one its Put wrote.
-			return decode(key, &mvccpb.KeyValue{Value: enc, ModRevision: txn.Header.Revision})
+			withKey.Revision = txn.Header.Revision // the Txn's revision is the one its Put wrote
+			return &withKey, nil
 		}
 		if attempt >= s.cfg.MaxAttempts {
 			return nil, fmt.Errorf("update %s: still racing other writers after %d attempts: %w",

@@ -150,12 +150,12 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 		return nil, nil
 	}
 	withKey := *next // fn's result is not changed
-	withKey.Key = key
+	withKey.Key, withKey.Revision = key, s.rev.Add(1)
 	log, err := s.writeDecisions(sh.logs[k], &withKey)
 	if err != nil {
 		return nil, err
 	}
-	enc, err := codec.Marshal(&withKey, s.rev.Add(1))
+	enc, err := codec.Marshal(&withKey, withKey.Revision)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +170,7 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 		s.added[k] = struct{}{}
 		s.keysMu.Unlock()
 	}
-	return decode(key, enc) // what is stored, sharing nothing with fn's result
+	return &withKey, nil
 }
 
 // Delete implements store.Store.

@@ -11,15 +11,15 @@ import (
 
 // CheckLegacy checks that old, a store opened on a legacy fixture (data an older release wrote
 // for FixtureTargets), returns every fixture target exactly as fresh, an empty store of the
-// same backend, returns it after storing it now; and that old still takes writes afterwards.
+// same backend, returns it (Get) after storing it now; and that old still takes writes afterwards.
 func CheckLegacy(t *testing.T, old, fresh store.Store) {
 	t.Helper()
 	ctx := context.Background()
 	for _, want := range FixtureTargets() {
-		stored, err := fresh.Update(ctx, want.Key, func(*store.Target) (*store.Target, error) { return want, nil })
-		if err != nil {
+		if _, err := fresh.Update(ctx, want.Key, func(*store.Target) (*store.Target, error) { return want, nil }); err != nil {
 			t.Fatalf("store %s in a fresh store: %v", want.Key, err)
 		}
+		stored := mustGet(t, fresh, want.Key)
 		got, err := old.Get(ctx, want.Key)
 		if err != nil {
 			t.Errorf("Get(%s) from the legacy fixture: %v", want.Key, err)
