@@ -515,3 +515,17 @@ func TestStoreMetrics(t *testing.T) {
 		t.Error("the memory store's binary does not export hpa_recommender_store_up 1 once serving")
 	}
 }
+
+// TestCollectorTarget: the binary runs its collector at GOGC=400 unless the GOGC environment
+// variable says otherwise (main.go's defaultGCPercent), as its metrics show.
+func TestCollectorTarget(t *testing.T) {
+	for _, tc := range []struct{ env, want string }{{"", "400"}, {"150", "150"}} {
+		t.Run("GOGC="+tc.env, func(t *testing.T) {
+			t.Setenv("GOGC", tc.env)
+			p := startBinary(t, "--store", "memory", "--metrics-listen", "127.0.0.1:0")
+			if got := runtimeMetric(t, p.metrics, "go_gc_gogc_percent"); got != tc.want {
+				t.Errorf("go_gc_gogc_percent = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/hpa-recommender/hpa-recommender/cmd/internal/version"
@@ -33,6 +34,14 @@ func main() {
 	}
 }
 
+// defaultGCPercent replaces Go's GOGC=100 unless the GOGC environment variable is set (GOMEMLIMIT
+// applies either way). The live heap is small, tens of MB, while every call allocates: at 100
+// the collector ran several times a second and took about a sixth of the CPU under load. At 400
+// it runs a quarter as often; measured with the service (docs/PERFORMANCE.md, "The collector"):
+// 10,000 targets, 64 callers, durable bbolt, +27 % decisions per second and -25 % CPU per call,
+// for +3 % RSS.
+const defaultGCPercent = 400
+
 func run(args []string) error {
 	cfg := server.DefaultConfig()
 	fs := flag.NewFlagSet("hpa-recommender", flag.ContinueOnError)
@@ -46,6 +55,9 @@ func run(args []string) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(defaultGCPercent)
+	}
 
 	var st store.Store
 	_, logLimits := cfg.DecisionLog()
