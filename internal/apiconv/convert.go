@@ -289,42 +289,6 @@ func SimulationFromProto(req *pb.SimulateRequest, defaults recommender.Options) 
 	return sim, c.violations
 }
 
-// SimulationToProto is the inverse of SimulationFromProto; options are always written in full.
-func SimulationToProto(sim *Simulation) *pb.SimulateRequest {
-	if sim == nil {
-		return nil
-	}
-	req := &pb.SimulateRequest{
-		Spec:            SpecToProto(sim.Spec),
-		Options:         OptionsToProto(sim.Options),
-		InitialReplicas: sim.InitialReplicas,
-	}
-	if sim.State != nil {
-		req.History = HistoryToProto(sim.State)
-	}
-	if len(sim.Steps) > 0 {
-		req.Steps = make([]*pb.SimulateStep, len(sim.Steps))
-		for i := range sim.Steps {
-			s := &sim.Steps[i]
-			req.Steps[i] = &pb.SimulateStep{
-				Time:            timeToProto(s.Time),
-				CurrentReplicas: copyPtr(s.CurrentReplicas),
-				StatusReplicas:  copyPtr(s.StatusReplicas),
-				Pods:            PodsToProto(s.Pods),
-				Metrics:         ObservationsToProto(s.Metrics),
-			}
-		}
-	}
-	return req
-}
-
-// PodsFromProto converts pods; field is the list's path ("pods", "steps[2].pods").
-func PodsFromProto(field string, pods []*pb.PodState) ([]recommender.Pod, []FieldViolation) {
-	c := newConverter("")
-	out := c.pods(field, pods)
-	return out, c.violations
-}
-
 func (c *converter) pods(name string, pods []*pb.PodState) []recommender.Pod {
 	if len(pods) == 0 {
 		return nil
@@ -375,15 +339,6 @@ func (c *converter) pods(name string, pods []*pb.PodState) []recommender.Pod {
 	return out
 }
 
-// ObservationsFromProto converts metric observations; field is the list's path ("metrics",
-// "steps[2].metrics"). Quantities become milli-units; an absent window is
-// recommender.DefaultMetricWindow.
-func ObservationsFromProto(field string, obs []*pb.MetricObservation) ([]recommender.Observation, []FieldViolation) {
-	c := newConverter("")
-	out := c.observations(field, obs)
-	return out, c.violations
-}
-
 func (c *converter) observations(name string, obs []*pb.MetricObservation) []recommender.Observation {
 	if len(obs) == 0 {
 		return nil
@@ -423,14 +378,6 @@ func (c *converter) observations(name string, obs []*pb.MetricObservation) []rec
 	return out
 }
 
-// OptionsFromProto converts options; every absent field takes its value from defaults, and an
-// explicit zero is kept. field is the message's path ("options").
-func OptionsFromProto(field string, o *pb.Options, defaults recommender.Options) (recommender.Options, []FieldViolation) {
-	c := newConverter(field)
-	out := c.options(o, defaults)
-	return out, c.violations
-}
-
 func (c *converter) options(o *pb.Options, defaults recommender.Options) recommender.Options {
 	out := defaults
 	if o == nil {
@@ -467,30 +414,6 @@ func (c *converter) options(o *pb.Options, defaults recommender.Options) recomme
 	if o.HpaScaleToZero != nil {
 		v := *o.HpaScaleToZero
 		out.HPAScaleToZero = &v
-	}
-	return out
-}
-
-// OptionsToProto writes every option explicitly.
-func OptionsToProto(o recommender.Options) *pb.Options {
-	t := o.Tolerance
-	out := &pb.Options{
-		Tolerance:                    &t,
-		CpuInitializationPeriod:      durationpb.New(o.CPUInitializationPeriod),
-		InitialReadinessDelay:        durationpb.New(o.InitialReadinessDelay),
-		DownscaleStabilizationWindow: durationpb.New(o.DownscaleStabilizationWindow),
-	}
-	if o.KubernetesVersion != "" {
-		v := o.KubernetesVersion
-		out.KubernetesVersion = &v
-	}
-	if g := o.HPAConfigurableTolerance; g != nil {
-		v := *g
-		out.HpaConfigurableTolerance = &v
-	}
-	if g := o.HPAScaleToZero; g != nil {
-		v := *g
-		out.HpaScaleToZero = &v
 	}
 	return out
 }

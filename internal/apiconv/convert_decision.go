@@ -2,8 +2,6 @@ package apiconv
 
 import (
 	"google.golang.org/protobuf/types/known/durationpb"
-	"google.golang.org/protobuf/types/known/timestamppb"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	pb "github.com/hpa-recommender/hpa-recommender/proto/gen/recommender/v1"
 	"github.com/hpa-recommender/hpa-recommender/recommender"
@@ -115,28 +113,6 @@ func ConditionsToProto(cs []recommender.Condition) []*pb.Condition {
 	return out
 }
 
-// ConditionsFromProto converts conditions (a stored decision's, or a client's copy of one);
-// field is the list's path ("conditions").
-func ConditionsFromProto(field string, cs []*pb.Condition) ([]recommender.Condition, []FieldViolation) {
-	if len(cs) == 0 {
-		return nil, nil
-	}
-	c := newConverter("")
-	out := make([]recommender.Condition, len(cs))
-	for i, pc := range cs {
-		c.pushIndex(field, i)
-		out[i] = recommender.Condition{
-			Type:               pc.GetType(),
-			Status:             pc.GetStatus(),
-			Reason:             pc.GetReason(),
-			Message:            pc.GetMessage(),
-			LastTransitionTime: c.time("lastTransitionTime", pc.GetLastTransitionTime()),
-		}
-		c.pop()
-	}
-	return out, c.violations
-}
-
 // ExplanationToProto writes an explanation; a zero stabilization window is absent.
 func ExplanationToProto(e *recommender.Explanation) *pb.Explanation {
 	if e == nil {
@@ -172,99 +148,4 @@ func ExplanationToProto(e *recommender.Explanation) *pb.Explanation {
 		}
 	}
 	return out
-}
-
-// PodsToProto writes pods; absent times and empty requests are absent, and a deleting pod has
-// its deletionTimestamp even when that is the zero time.
-func PodsToProto(pods []recommender.Pod) []*pb.PodState {
-	if len(pods) == 0 {
-		return nil
-	}
-	out := make([]*pb.PodState, len(pods))
-	for i := range pods {
-		p := &pods[i]
-		ps := &pb.PodState{
-			Name:                p.Name,
-			Phase:               p.Phase,
-			ReadyTransitionTime: timeToProto(p.ReadyTransitionTime),
-			StartTime:           timeToProto(p.StartTime),
-			Requests:            requestsToProto(p.Requests),
-			Overhead:            requestsToProto(p.Overhead),
-		}
-		if p.HasReady {
-			ready := p.Ready
-			ps.Ready = &ready
-		}
-		if p.Deleting {
-			ps.DeletionTimestamp = timestamppb.New(p.DeletionTime)
-		}
-		if len(p.Containers) > 0 {
-			ps.Containers = make([]*pb.ContainerState, len(p.Containers))
-			for j, c := range p.Containers {
-				ps.Containers[j] = &pb.ContainerState{Name: c.Name, Requests: requestsToProto(c.Requests)}
-			}
-		}
-		if len(p.InitContainers) > 0 {
-			ps.InitContainers = make([]*pb.InitContainerState, len(p.InitContainers))
-			for j, c := range p.InitContainers {
-				ps.InitContainers[j] = &pb.InitContainerState{
-					Name:          c.Name,
-					RestartPolicy: c.RestartPolicy,
-					Requests:      requestsToProto(c.Requests),
-				}
-			}
-		}
-		out[i] = ps
-	}
-	return out
-}
-
-func requestsToProto(m map[string]resource.Quantity) map[string]string {
-	if len(m) == 0 {
-		return nil
-	}
-	out := make(map[string]string, len(m))
-	for k, q := range m {
-		out[k] = canonical(q)
-	}
-	return out
-}
-
-// ObservationsToProto writes observations; milli-units become canonical quantities.
-func ObservationsToProto(obs []recommender.Observation) []*pb.MetricObservation {
-	if len(obs) == 0 {
-		return nil
-	}
-	out := make([]*pb.MetricObservation, len(obs))
-	for i := range obs {
-		o := &obs[i]
-		po := &pb.MetricObservation{Error: o.Error}
-		if len(o.PodSamples) > 0 {
-			po.PodValues = make([]*pb.PodMetricValue, len(o.PodSamples))
-			for j, s := range o.PodSamples {
-				po.PodValues[j] = &pb.PodMetricValue{
-					Pod:       s.Pod,
-					Value:     milliToProto(s.Milli),
-					Timestamp: timeToProto(s.Timestamp),
-					Window:    durationpb.New(s.Window),
-				}
-			}
-		}
-		if o.Value != nil {
-			v := milliToProto(*o.Value)
-			po.Value = &v
-		}
-		if len(o.Values) > 0 {
-			po.Values = make([]string, len(o.Values))
-			for j, v := range o.Values {
-				po.Values[j] = milliToProto(v)
-			}
-		}
-		out[i] = po
-	}
-	return out
-}
-
-func milliToProto(m int64) string {
-	return resource.NewMilliQuantity(m, resource.DecimalSI).String()
 }
