@@ -3,6 +3,7 @@ package controlplane
 import (
 	"context"
 	"crypto/tls"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,6 +39,16 @@ const (
 	KwokUsageCPUAnnotation    = "kwok.x-k8s.io/usage-cpu"
 	KwokUsageMemoryAnnotation = "kwok.x-k8s.io/usage-memory"
 )
+
+// KwokReadyAfterAnnotation on a pod (its template) bound to a kwok node: "N" makes it start
+// Running and unready, and turn Ready N seconds after its start time (kwok-stages.yaml), as
+// a pod whose readiness probe passes late; without it kwok makes the pod Ready at once.
+const KwokReadyAfterAnnotation = "hpa-recommender.io/kwok-ready-after-seconds"
+
+// kwokStages are the stages StartKwok adds to kwok's defaults.
+//
+//go:embed kwok-stages.yaml
+var kwokStages []byte
 
 // KwokBinaries are the paths of the kwok controller, its configuration (kwok's default stages,
 // its /metrics/resource emulation and usage from annotations) and metrics-server.
@@ -148,6 +159,10 @@ func StartKwokFor(cp *ControlPlane, opts KwokOptions) (k *Kwok, err error) {
 	if err := os.MkdirAll(k.dir, 0o700); err != nil {
 		return k, err
 	}
+	stages := filepath.Join(k.dir, "stages.yaml")
+	if err := os.WriteFile(stages, kwokStages, 0o600); err != nil {
+		return k, err
+	}
 	// The nodes first: kwok's node-initialize stage fills in their status (Ready, the
 	// InternalIP 127.0.0.1 and kubelet port of --node-ip / --node-port), and metrics-server
 	// reads each node's metrics from the path in its resource-metrics-path annotation, where
@@ -175,7 +190,7 @@ func StartKwokFor(cp *ControlPlane, opts KwokOptions) (k *Kwok, err error) {
 		k.KubeletPort = port
 		kwok, err := startProcessEnv("kwok", bins.Kwok, k.dir, []string{"HOME=" + k.dir},
 			"--kubeconfig="+cp.Kubeconfig,
-			"--config="+bins.KwokConfig,
+			"--config="+bins.KwokConfig, "--config="+stages,
 			"--manage-nodes-with-annotation-selector="+kwokNodeAnnotation+"=fake",
 			"--node-ip=127.0.0.1", fmt.Sprintf("--node-port=%d", port),
 			"--server-address="+hostPort(port),
@@ -339,6 +354,13 @@ func SetKwokPodUsage(ctx context.Context, cs kubernetes.Interface, namespace, po
 	}
 	_, err = cs.CoreV1().Pods(namespace).Patch(ctx, pod, types.MergePatchType, patch, metav1.PatchOptions{})
 	return err
+}
+
+// KwokNoUsage is the usage (SetKwokPodUsage) that keeps a pod out of metrics.k8s.io:
+// metrics-server drops a pod whose container reports no CPU time or no memory working set, as
+// a kubelet reports a container that has none yet, so the pod is in no PodMetrics list.
+func KwokNoUsage() corev1.ResourceList {
+	return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0"), corev1.ResourceMemory: resource.MustParse("0")}
 }
 
 // KwokCPU is the CPU usage to set (SetKwokPodUsage) for a pod that metrics.k8s.io should
