@@ -281,13 +281,7 @@ func (k *Kwok) startMetricsServer(ctx context.Context) error {
 // kube-apiserver answers metrics.k8s.io requests 503 ServiceUnavailable (the aggregator
 // cannot reach it), what an HPA controller then reads. StartMetricsServer starts it again.
 func (k *Kwok) StopMetricsServer(ctx context.Context) error {
-	k.mu.Lock()
-	ms := k.metricsServer
-	k.metricsServer = nil
-	k.mu.Unlock()
-	if ms != nil {
-		ms.stop(5 * time.Second)
-	}
+	k.stopMetricsServer()
 	cs, err := kubernetes.NewForConfig(k.cp.Config)
 	if err != nil {
 		return err
@@ -429,15 +423,18 @@ func (k *Kwok) WaitPodUsage(ctx context.Context, namespace string, want map[stri
 // Stop stops metrics-server and the kwok controller. Safe to call more than once.
 func (k *Kwok) Stop() {
 	k.stopOnce.Do(func() {
-		k.mu.Lock()
-		ms := k.metricsServer
-		k.metricsServer = nil
-		k.mu.Unlock()
-		if ms != nil {
-			ms.stop(5 * time.Second)
-		}
+		k.stopMetricsServer()
 		k.procs.stop()
 	})
+}
+
+// stopMetricsServer stops the metrics-server process, if one runs.
+func (k *Kwok) stopMetricsServer() {
+	k.mu.Lock()
+	ms := k.metricsServer
+	k.metricsServer = nil
+	k.mu.Unlock()
+	ms.stop(5 * time.Second) // nil-safe
 }
 
 // Logs is the end (up to maxBytes each) of kwok's and metrics-server's logs.
