@@ -207,7 +207,7 @@ kube-binaries: $(addprefix $(KUBE_CACHE)/,$(KUBE_TOOLS)) $(addprefix $(KUBE_NEWE
 e2e: kube-binaries kwok-binaries prometheus ## Run the e2e tests (build tag e2e) against a real etcd, kube-apiserver, kube-controller-manager, metrics-server on kwok nodes and Prometheus
 	@[[ -n "$(strip $(E2E_PKGS))" ]] || { echo "no packages with e2e tests" >&2; exit 1; }
 	KUBE_BIN_DIR=$(KUBE_CACHE) ETCD_BIN=$(ETCD_CACHE)/etcd KWOK_BIN=$(KWOK_BIN) METRICS_SERVER_BIN=$(METRICS_SERVER_BIN) PROMETHEUS_BIN=$(PROMETHEUS_CACHE)/prometheus \
-		$(GO) test -tags e2e -race -timeout 20m $(E2E_PKGS)
+		$(GO) test -tags e2e -race -timeout 45m $(E2E_PKGS)
 	@# The shadow differentials (metrics adapter; metrics-server on kwok) again, beside kube-controller-manager $(KUBE_NEWEST).
 	KUBE_BIN_DIR=$(KUBE_NEWEST_CACHE) ETCD_BIN=$(ETCD_CACHE)/etcd KWOK_BIN=$(KWOK_BIN) METRICS_SERVER_BIN=$(METRICS_SERVER_BIN) \
 		$(GO) test -tags e2e -race -timeout 20m -run '^TestShadow(AgreesWithInTree|OnMetricsServer)$$' ./clients/scaler/

@@ -9,20 +9,18 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/hpa-recommender/hpa-recommender/internal/controlplane"
 )
 
 // TestAnnotations: the per-object annotations on an HPA object, on the real control plane,
 // set and removed with kubectl annotate as a user would. paused-replicas scales to its count
 // and holds it against the load (ScalingActive False ScalingPaused, event ScalingPaused);
 // removing it resumes (ScalingResumed, a scale-up within policy). With fallback-replicas and
-// fallback-after 2, metrics.k8s.io answering 503 holds for one sync and then scales to the
+// fallback-after 2, metrics.k8s.io answering 503 (metrics-server stopped) holds for one sync and then scales to the
 // fallback count (Fallback True, event FallbackActive, shown by kubectl describe); an invalid
 // sync-period is reported on the object (AnnotationsValid False) while it is still served.
 func TestAnnotations(t *testing.T) {
-	cp := controlplane.Start(t, controlplane.Options{})
-	e := &e2eEnv{cp: cp, adapter: controlplane.StartMetricsAdapter(t, cp)}
+	e := startE2EEnv(t)
+	cp := e.cp
 	ns := "annotations"
 	f := e.objectFixture(t, ns, SourceHPA)
 	hpas := cp.Client.AutoscalingV2().HorizontalPodAutoscalers(ns)
@@ -89,17 +87,24 @@ func TestAnnotations(t *testing.T) {
 	}
 	f.waitEvent("HorizontalPodAutoscaler", "web", "ScalingResumed: ")
 
-	// Metrics fallback: metrics.k8s.io fails; one failed sync holds, the second scales to 2
-	// (past the one-pod-per-3-s policy: the fallback count is not rate-limited).
+	// Metrics fallback: metrics.k8s.io fails (metrics-server stopped); one failed sync holds,
+	// the second scales to 2 (past the one-pod-per-3-s policy: the fallback count is not
+	// rate-limited).
 	annotate(FallbackReplicasAnnotation+"=2", FallbackAfterAnnotation+"=2", SyncPeriodAnnotation+"=1h")
 	waitAutoscaler(t, f.s, key, func(a *Autoscaler) bool { return a.Controls.Fallback != nil })
-	e.adapter.SetFailure(ResourceMetricsGroup, 503)
-	t.Cleanup(func() { e.adapter.SetFailure(ResourceMetricsGroup, 0) })
-	sync()
+	e.stopMetricsServer(t, f.ctx)
+	syncWithoutMetrics := func() {
+		t.Helper()
+		f.runPods(f.kube)
+		if err := f.s.SyncOne(f.ctx, key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	syncWithoutMetrics()
 	if r := f.replicas(); r != 4 {
 		t.Fatalf("replicas = %d after one sync without metrics, want 4 (held)", r)
 	}
-	sync()
+	syncWithoutMetrics()
 	if r := f.replicas(); r != 2 {
 		t.Fatalf("replicas = %d after two syncs without metrics, want the fallback's 2", r)
 	}

@@ -3,10 +3,13 @@
 package scaler
 
 // End-to-end scenarios against a real etcd, kube-apiserver and kube-controller-manager
-// (internal/controlplane; `make e2e` builds them), the loopback metrics adapter registered with
-// the aggregation layer, and a real in-process hpa-recommender on a loopback port reached
-// through Dial (goclient). Pods are made Running and Ready by the test, as a kubelet would.
-// Every clock is real: the HPAs use short windows and policy periods.
+// (internal/controlplane; `make e2e` builds them), and a real in-process hpa-recommender on a
+// loopback port reached through Dial (goclient). The pods run on a kwok node: kwok makes them
+// Running and Ready and reports the CPU the test sets in their usage annotations as the
+// kubelet's resource metrics, which the real metrics-server serves as metrics.k8s.io. Custom
+// and external metrics come from the loopback metrics adapter. Every clock is real: the HPAs
+// use short windows and policy periods, and each step waits until metrics.k8s.io shows the
+// load it set (metrics-server's resolution is 10 s) before the scaler syncs.
 
 import (
 	"context"
@@ -39,16 +42,46 @@ import (
 )
 
 type e2eEnv struct {
-	cp      *controlplane.ControlPlane
+	cp *controlplane.ControlPlane
+	// adapter serves custom.metrics.k8s.io and external.metrics.k8s.io.
 	adapter *controlplane.MetricsAdapter
+	// kwok runs the pods and metrics-server, which serves metrics.k8s.io.
+	kwok *controlplane.Kwok
+}
+
+// startE2EEnv starts a control plane, the metrics adapter, then kwok and metrics-server
+// (which take metrics.k8s.io over from the adapter).
+func startE2EEnv(t *testing.T) *e2eEnv {
+	t.Helper()
+	start := time.Now()
+	cp := controlplane.Start(t, controlplane.Options{})
+	e := &e2eEnv{cp: cp, adapter: controlplane.StartMetricsAdapter(t, cp)}
+	e.kwok = controlplane.StartKwok(t, cp, controlplane.KwokOptions{})
+	t.Logf("control plane, kwok and the metrics APIs ready in %v", time.Since(start).Round(time.Millisecond))
+	return e
+}
+
+// stopMetricsServer stops metrics-server (metrics.k8s.io answers 503) until the returned
+// function, also run at cleanup, starts it again.
+func (e *e2eEnv) stopMetricsServer(t *testing.T, ctx context.Context) (restart func()) {
+	t.Helper()
+	if err := e.kwok.StopMetricsServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	restart = func() {
+		once.Do(func() {
+			if err := e.kwok.StartMetricsServer(context.WithoutCancel(ctx)); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(restart)
+	return restart
 }
 
 func TestE2E(t *testing.T) {
-	start := time.Now()
-	cp := controlplane.Start(t, controlplane.Options{})
-	adapter := controlplane.StartMetricsAdapter(t, cp)
-	t.Logf("control plane and metrics APIs ready in %v", time.Since(start).Round(time.Millisecond))
-	e := &e2eEnv{cp: cp, adapter: adapter}
+	e := startE2EEnv(t)
 	t.Run("LoadRisesScaleUpWithinPolicy", e.scaleUp)
 	t.Run("LoadFallsScaleDownAfterWindow", e.scaleDown)
 	t.Run("MetricFails", e.metricFails)
@@ -97,14 +130,16 @@ type fixture struct {
 
 func (e *e2eEnv) newFixture(t *testing.T, ns string, replicas int32, hpa string, mutate func(*Config)) *fixture {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	t.Cleanup(cancel)
 	f := &fixture{e: e, t: t, ns: ns, ctx: ctx, dir: t.TempDir()}
 	cs := e.cp.Client
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, deployment(replicas), metav1.CreateOptions{}); err != nil {
+	d := deployment(replicas)
+	d.Spec.Template.Spec.NodeName = e.kwok.Nodes[0]
+	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	f.svc = startService(t, memstore.New(), realClock(), "127.0.0.1:0")
@@ -184,19 +219,58 @@ func (f *fixture) setDemand(milli int64) {
 	f.mu.Unlock()
 }
 
-// kubelet makes the deployment's pods Running and Ready, spreads the demand over them in the
-// metrics adapter, and waits until kube's pod cache sees them all Ready.
+// kubelet waits until kwok has made Deployment web's pods Running and Ready, spreads the
+// demand over them (their kwok usage annotations), waits until metrics.k8s.io shows each
+// pod's share, and until kube's pod cache sees them all Ready.
 func (f *fixture) kubelet(kube *Kube) {
 	f.t.Helper()
-	pods, err := controlplane.MakeDeploymentReady(f.ctx, f.e.cp.Client, f.ns, "web")
-	if err != nil {
+	want := f.runPods(kube)
+	ctx, cancel := context.WithTimeout(f.ctx, 2*time.Minute)
+	defer cancel()
+	if err := f.e.kwok.WaitPodUsage(ctx, f.ns, want); err != nil {
 		f.t.Fatal(err)
+	}
+}
+
+// runPods is kubelet without waiting for metrics.k8s.io (metrics-server may be stopped): it
+// returns each pod's usage as set.
+func (f *fixture) runPods(kube *Kube) map[string]corev1.ResourceList {
+	f.t.Helper()
+	cs := f.e.cp.Client
+	var pods []corev1.Pod
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		d, err := cs.AppsV1().Deployments(f.ns).Get(f.ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		if pods, err = controlplane.DeploymentPods(f.ctx, cs, f.ns, "web"); err != nil {
+			f.t.Fatal(err)
+		}
+		ready := 0
+		for i := range pods {
+			if pods[i].Status.Phase == corev1.PodRunning && podState(&pods[i]).GetReady() {
+				ready++
+			}
+		}
+		if ready == len(pods) && int32(len(pods)) == *d.Spec.Replicas {
+			break
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatalf("deployment web: %d pods, %d Running and Ready (kwok), want %d", len(pods), ready, *d.Spec.Replicas)
+		}
 	}
 	f.mu.Lock()
 	per := f.demand / int64(max(1, len(pods)))
 	f.mu.Unlock()
+	want := map[string]corev1.ResourceList{}
 	for _, p := range pods {
-		f.e.adapter.SetPodUsage(f.ns, p.Name, map[string]corev1.ResourceList{"app": {corev1.ResourceCPU: *resource.NewMilliQuantity(per, resource.DecimalSI)}})
+		usage := corev1.ResourceList{corev1.ResourceCPU: controlplane.KwokCPU(per)}
+		if p.Annotations[controlplane.KwokUsageCPUAnnotation] != usage.Cpu().String() {
+			if err := controlplane.SetKwokPodUsage(f.ctx, cs, f.ns, p.Name, usage); err != nil {
+				f.t.Fatal(err)
+			}
+		}
+		want[p.Name] = usage
 	}
 	sel := labels.SelectorFromSet(labels.Set{"app": "web"})
 	deadline := time.Now().Add(20 * time.Second)
@@ -212,11 +286,12 @@ func (f *fixture) kubelet(kube *Kube) {
 			}
 		}
 		if ready == len(pods) {
-			return
+			return want
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	f.t.Fatalf("pod cache never saw %d ready pods", len(pods))
+	return nil
 }
 
 // step is one reconcile: the kubelet's part, then one sync.
@@ -283,7 +358,7 @@ func (e *e2eEnv) scaleUp(t *testing.T) {
 	var at []time.Time
 	var seen []int32
 	last := f.replicas()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute) // each new pod's metrics take two scrapes
 	for last < 5 && time.Now().Before(deadline) {
 		if err := f.step(); err != nil {
 			t.Fatal(err)
@@ -310,7 +385,7 @@ func (e *e2eEnv) scaleUp(t *testing.T) {
 }
 
 // LoadFallsScaleDownAfterWindow: demand falls from 4 pods' worth to 1; nothing happens for
-// the 5 s window, then the target scales down.
+// the 5 s window after metrics.k8s.io shows the fall, then the target scales down.
 func (e *e2eEnv) scaleDown(t *testing.T) {
 	f := e.newFixture(t, "scale-down", 4, hpaYAML("scale-down", "", `    scaleDown: {stabilizationWindowSeconds: 5}`), nil)
 	f.setDemand(200)
@@ -324,17 +399,25 @@ func (e *e2eEnv) scaleDown(t *testing.T) {
 		t.Fatalf("replicas = %d at steady load, want 4", r)
 	}
 	f.setDemand(40)
-	fell := time.Now()
-	var down time.Time
-	for time.Since(fell) < 30*time.Second {
-		if err := f.step(); err != nil {
+	f.runPods(f.kube)
+	// The load fell, for the scaler, at the start of the first sync whose metrics show it: it
+	// syncs all along, so the recommendations of 4 before are at most one sync older.
+	var fell, down time.Time
+	for start := time.Now(); time.Since(start) < time.Minute; time.Sleep(250 * time.Millisecond) {
+		began := time.Now()
+		if err := f.s.SyncOne(f.ctx, f.ns+"/web"); err != nil {
 			t.Fatal(err)
+		}
+		if fell.IsZero() && fellIn(f.rec.last(), 50) {
+			fell = began
 		}
 		if f.replicas() < 4 {
 			down = time.Now()
 			break
 		}
-		time.Sleep(250 * time.Millisecond)
+	}
+	if fell.IsZero() {
+		t.Fatal("metrics.k8s.io never showed the fall")
 	}
 	if down.IsZero() {
 		t.Fatal("never scaled down")
@@ -347,15 +430,26 @@ func (e *e2eEnv) scaleDown(t *testing.T) {
 	}
 }
 
-// MetricFails: metrics.k8s.io answers 503; the scaler sends the error, nothing scales, and
-// the in-tree event reasons appear on the Deployment; when it recovers, scaling resumes.
+// fellIn: some pod's value of the request's first metric is below milli millicores.
+func fellIn(req *pb.RecommendRequest, milli int64) bool {
+	for _, pv := range req.GetMetrics()[0].GetPodValues() {
+		if q, err := resource.ParseQuantity(pv.GetValue()); err == nil && q.MilliValue() < milli {
+			return true
+		}
+	}
+	return false
+}
+
+// MetricFails: metrics-server is down, so metrics.k8s.io answers 503; the scaler sends the
+// error, nothing scales, and the in-tree event reasons appear on the Deployment; when
+// metrics-server is back (and has scraped the pods), scaling resumes.
 func (e *e2eEnv) metricFails(t *testing.T) {
 	f := e.newFixture(t, "metric-fails", 2, hpaYAML("metric-fails", "", `    scaleDown: {stabilizationWindowSeconds: 5}`), nil)
 	f.setDemand(200) // wants 4
-	e.adapter.SetFailure(ResourceMetricsGroup, 503)
-	t.Cleanup(func() { e.adapter.SetFailure(ResourceMetricsGroup, 0) })
+	restart := e.stopMetricsServer(t, f.ctx)
 	for i := 0; i < 3; i++ {
-		if err := f.step(); err != nil {
+		f.runPods(f.kube)
+		if err := f.s.SyncOne(f.ctx, f.ns+"/web"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -370,7 +464,7 @@ func (e *e2eEnv) metricFails(t *testing.T) {
 			t.Errorf("events = %v, want %s", ev, want)
 		}
 	}
-	e.adapter.SetFailure(ResourceMetricsGroup, 0)
+	restart()
 	if err := f.step(); err != nil {
 		t.Fatal(err)
 	}
@@ -428,9 +522,6 @@ func (e *e2eEnv) ambiguousSelector(t *testing.T) {
 		t.Errorf("replicas = %d once the canary's autoscaler is gone, want 4", r)
 	}
 }
-
-// ResourceMetricsGroup is metrics.k8s.io.
-var ResourceMetricsGroup = controlplane.ResourceMetricsGV.Group
 
 // ServiceKilledAndRestarted: the service (bbolt) stops mid-run. Load rises; the scaler fails
 // static. The service restarts on the same address over the same file; the scale-up rate
@@ -758,13 +849,10 @@ spec:
 	for i := range 2 {
 		p := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("worker-%d", i), Labels: map[string]string{"app": "worker"}},
-			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example/worker:1"}}},
+			Spec: corev1.PodSpec{NodeName: e.kwok.Nodes[0], // kwok makes it Running and Ready
+				Containers: []corev1.Container{{Name: "app", Image: "registry.example/worker:1"}}},
 		}
-		created, err := e.cp.Client.CoreV1().Pods(ns).Create(f.ctx, p, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := controlplane.SetPodStatus(f.ctx, e.cp.Client, created, controlplane.PodState{Ready: true}); err != nil {
+		if _, err := e.cp.Client.CoreV1().Pods(ns).Create(f.ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

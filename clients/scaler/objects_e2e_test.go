@@ -23,15 +23,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/hpa-recommender/hpa-recommender/clients/scaler/api/v1alpha1"
-	"github.com/hpa-recommender/hpa-recommender/internal/controlplane"
 )
 
 func TestObjectSources(t *testing.T) {
-	start := time.Now()
-	cp := controlplane.Start(t, controlplane.Options{})
-	adapter := controlplane.StartMetricsAdapter(t, cp)
-	t.Logf("control plane and metrics APIs ready in %v", time.Since(start).Round(time.Millisecond))
-	e := &e2eEnv{cp: cp, adapter: adapter}
+	e := startE2EEnv(t)
 	t.Run("HPAObjects", e.hpaObjects)
 	t.Run("CustomResource", e.customObjects)
 	t.Run("PrinterColumns", e.printerColumns)
@@ -158,7 +153,7 @@ func (f *fixture) scaleTo(key string, want int32) ([]int32, []time.Time) {
 	var seen []int32
 	var at []time.Time
 	last := f.replicas()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute) // each new pod's metrics take two scrapes
 	for last != want && time.Now().Before(deadline) {
 		f.kubelet(f.kube)
 		if err := f.s.SyncOne(f.ctx, key); err != nil {

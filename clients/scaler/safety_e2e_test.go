@@ -21,12 +21,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/hpa-recommender/hpa-recommender/clients/scaler/api/v1alpha1"
-	"github.com/hpa-recommender/hpa-recommender/internal/controlplane"
 )
 
 func TestSafetyBetweenControllers(t *testing.T) {
-	cp := controlplane.Start(t, controlplane.Options{})
-	e := &e2eEnv{cp: cp, adapter: controlplane.StartMetricsAdapter(t, cp)}
+	e := startE2EEnv(t)
 	if _, err := e.kubectl(t, "", "apply", "--server-side", "-k", crdDir); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -54,7 +55,8 @@ type diffHPA struct {
 	name string
 	// spec is the HPA's spec below scaleTargetRef (metrics, bounds, behavior), as YAML.
 	spec string
-	// readyAfter is how long the fake kubelet keeps this workload's started pods unready.
+	// readyAfter is how long the fake kubelet (or kwok, KwokReadyAfterAnnotation) keeps this
+	// workload's started pods unready.
 	readyAfter time.Duration
 	// missing: the workload's oldest pod, when it has more than one, gets no resource
 	// metrics; the load is spread over the others.
@@ -251,19 +253,29 @@ func (h shadowHandler) Handle(_ context.Context, r slog.Record) error {
 	return nil
 }
 
+// TestShadowAgreesWithInTree is the differential on the HPAs of shadowHPAs without a resource
+// metric (Pods, Object, External), whose metrics come from the test's metrics adapter; a fake
+// kubelet binds their pods and makes them Ready. TestShadowOnMetricsServer has the others.
 func TestShadowAgreesWithInTree(t *testing.T) {
-	runShadow(t, shadowRun{hpas: shadowHPAs, levels: loadLevels})
+	var hpas []diffHPA
+	for _, h := range shadowHPAs {
+		if !h.cpu && !h.memory {
+			hpas = append(hpas, h)
+		}
+	}
+	runShadow(t, shadowRun{hpas: hpas, levels: loadLevels})
 }
 
-// TestShadowOnMetricsServer is the differential with the resource metrics users have: the
-// pods run on a kwok node (kwok makes them Running and Ready), their CPU and memory come from
-// kwok's emulated kubelet /metrics/resource, and both controllers read them from the real
-// metrics-server. The HPAs are those of TestShadowAgreesWithInTree with CPU or memory whose
-// pods are Ready at once and all report (kwok has no delayed readiness or missing pod).
+// TestShadowOnMetricsServer is the differential with the resource metrics users have, on the
+// HPAs of shadowHPAs with a CPU or memory metric: the pods run on a kwok node (kwok makes them
+// Running and Ready, cpu-unready's 12 s after their start through the kwok-ready-after stage),
+// their CPU and memory come from kwok's emulated kubelet /metrics/resource (cpu-missing's
+// oldest pod reports none: kwok gives it no CPU time or memory, which metrics-server drops),
+// and both controllers read them from the real metrics-server.
 func TestShadowOnMetricsServer(t *testing.T) {
 	var hpas []diffHPA
 	for _, h := range shadowHPAs {
-		if (h.cpu || h.memory) && h.readyAfter == 0 && !h.missing {
+		if h.cpu || h.memory {
 			hpas = append(hpas, h)
 		}
 	}
@@ -283,10 +295,15 @@ func runShadow(t *testing.T, r shadowRun) {
 		"--horizontal-pod-autoscaler-initial-readiness-delay=" + readinessDelay.String(),
 		"--horizontal-pod-autoscaler-downscale-stabilization=" + downscaleWindow.String(),
 	}})
-	adapter := controlplane.StartMetricsAdapter(t, cp)
+	adapter := controlplane.StartMetricsAdapter(t, cp) // custom and external metrics
 	var k *controlplane.Kwok
 	if r.kwok {
 		k = controlplane.StartKwok(t, cp, controlplane.KwokOptions{})
+	}
+	for _, h := range r.hpas {
+		if (h.cpu || h.memory) && !r.kwok {
+			t.Fatalf("%s has a resource metric: metrics.k8s.io comes from metrics-server on kwok (shadowRun.kwok)", h.name)
+		}
 	}
 	cs := cp.Client
 	sv, err := cs.Discovery().ServerVersion()
@@ -313,6 +330,10 @@ func runShadow(t *testing.T, r shadowRun) {
 		d := shadowDeployment(h.name)
 		if r.kwok {
 			d.Spec.Template.Spec.NodeName = k.Nodes[0]
+			if h.readyAfter > 0 {
+				d.Spec.Template.Annotations = map[string]string{
+					controlplane.KwokReadyAfterAnnotation: strconv.Itoa(int(h.readyAfter / time.Second))}
+			}
 		}
 		if _, err := cs.AppsV1().Deployments(shadowNS).Create(ctx, d, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -527,8 +548,9 @@ func fakeKubelet(ctx context.Context, t *testing.T, cs kubernetes.Interface, rea
 
 // feedMetrics sets, every second, each workload's metrics for the load level: the level's
 // pods' worth spread evenly over the started pods (resource and Pods metrics), or one value
-// (Object and External). With kwok, the resource metrics go into the pods' kwok usage
-// annotations (patched when they change), which metrics-server reads from kwok.
+// (Object and External). The resource metrics go into the pods' kwok usage annotations
+// (patched when they change), which metrics-server reads from kwok; a missing pod's usage is
+// controlplane.KwokNoUsage.
 func feedMetrics(ctx context.Context, t *testing.T, cs kubernetes.Interface, a *controlplane.MetricsAdapter, level func() float64, hpas []diffHPA, mirror metricMirror, kwok bool) {
 	annotated := map[string]string{} // pod -> the usage last set in its annotations
 	for ctx.Err() == nil {
@@ -567,16 +589,14 @@ func feedMetrics(ctx context.Context, t *testing.T, cs kubernetes.Interface, a *
 					}
 					if h.memory {
 						usage[corev1.ResourceMemory] = *resource.NewQuantity(int64(v*50*1024*1024/n), resource.BinarySI)
+					} else if h.missing {
+						usage[corev1.ResourceMemory] = resource.MustParse("1Mi") // kwok's default, set again after KwokNoUsage
 					}
 					if missing(pod) {
-						usage = nil
+						usage = controlplane.KwokNoUsage()
 					}
-					if kwok {
+					if kwok && len(usage) > 0 {
 						setKwokUsage(ctx, cs, annotated, pod, usage)
-					} else if len(usage) > 0 {
-						a.SetPodUsage(shadowNS, pod, map[string]corev1.ResourceList{"app": usage})
-					} else {
-						a.SetPodUsage(shadowNS, pod, nil)
 					}
 					if h.pods {
 						q := *resource.NewMilliQuantity(int64(v*10000/n), resource.DecimalSI)

@@ -2,15 +2,19 @@
 // tests and hpa-bench's fleet benchmark: etcd, kube-apiserver and kube-controller-manager (every
 // controller except horizontalpodautoscaling) as child processes on free loopback ports, with
 // certificates, service-account keys and an admin token generated in Go. No kubelet, scheduler or
-// kube-proxy: pods stay unscheduled, and SetPodStatus / MakeDeploymentReady make them
-// Running and Ready through the status subresource.
+// kube-proxy: pods stay unscheduled unless they are bound to a kwok node (StartKwok, below), and
+// SetPodStatus / MakeDeploymentReady make unscheduled ones Running and Ready through the status
+// subresource (the fleet benchmark's thousands of pods, tests of the adapter itself).
 //
 // The binaries come from `make kube-binaries` (built from the Go module proxy in tools/kube-1.MINOR
 // and tools/etcd, cached under $HOME/.cache/hpa-recommender; see FindBinaries). Tests that
 // use this package carry the build tag e2e and run with `make e2e`.
 //
 // MetricsAdapter is a test server for custom.metrics.k8s.io/v1beta2,
-// external.metrics.k8s.io/v1beta1 and metrics.k8s.io/v1beta1 with values the test sets.
+// external.metrics.k8s.io/v1beta1 and metrics.k8s.io/v1beta1 with values the test sets. The
+// e2e tests read custom and external metrics from it (no real component serves values a test
+// chooses), and resource metrics from metrics-server on kwok; its metrics.k8s.io serves the
+// fleet benchmark, whose pods no kwok node runs.
 // StartMetricsAdapter registers it with kube-apiserver's aggregation layer: APIService
 // objects pointing at an ExternalName Service for "localhost" with the adapter's port, so
 // clients read metrics through kube-apiserver exactly as in a cluster (the request-header
@@ -24,8 +28,9 @@
 //
 // StartKwok adds what a cluster's nodes give: the kwok controller (sigs.k8s.io/kwok) simulating
 // fake nodes, moving the pods bound to them through their phases and conditions with kwok's own
-// stages, and emulating each node's kubelet /metrics/resource with the CPU and memory set in the
-// pods' usage annotations; and the real metrics-server scraping them, registered as
+// stages (plus ours: a pod annotated KwokReadyAfterAnnotation turns Ready late), and emulating
+// each node's kubelet /metrics/resource with the CPU and memory set in the pods' usage
+// annotations (KwokNoUsage: none at all); and the real metrics-server scraping them, registered as
 // v1beta1.metrics.k8s.io (taking that API over from a MetricsAdapter, which keeps the custom and
 // external metrics APIs). Both run on loopback; `make kwok-binaries` builds them (tools/kwok,
 // tools/metrics-server; see FindKwokBinaries).
@@ -33,7 +38,12 @@
 //	k := controlplane.StartKwok(t, cp, controlplane.KwokOptions{})
 //	... a Deployment whose pod template has spec.nodeName k.Nodes[0] ...
 //	cpu := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")}
-//	controlplane.SetKwokPodUsage(ctx, cs, ns, pod, cpu) // in PodMetrics 20-40 s later
+//	controlplane.SetKwokPodUsage(ctx, cs, ns, pod, cpu)
+//	k.WaitPodUsage(ctx, ns, map[string]corev1.ResourceList{pod: cpu}) // the next scrape; a new pod's 20-30 s
+//
+// metrics-server scrapes every 10 s (its minimum --metric-resolution). Kwok.StopMetricsServer
+// and StartMetricsServer make metrics.k8s.io fail (503, as when metrics-server is down) and
+// recover.
 //
 // StartPrometheus runs a real Prometheus (built by `make prometheus` from tools/prometheus; see
 // FindPrometheus) on a loopback port, scraping the targets a test gives it every second, for

@@ -3,12 +3,15 @@ package controlplane
 import (
 	"context"
 	"crypto/tls"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,10 +19,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 )
 
 // The versions the Makefile builds (KWOK_VERSION, METRICS_SERVER_VERSION).
@@ -34,6 +39,16 @@ const (
 	KwokUsageCPUAnnotation    = "kwok.x-k8s.io/usage-cpu"
 	KwokUsageMemoryAnnotation = "kwok.x-k8s.io/usage-memory"
 )
+
+// KwokReadyAfterAnnotation on a pod (its template) bound to a kwok node: "N" makes it start
+// Running and unready, and turn Ready N seconds after its start time (kwok-stages.yaml), as
+// a pod whose readiness probe passes late; without it kwok makes the pod Ready at once.
+const KwokReadyAfterAnnotation = "hpa-recommender.io/kwok-ready-after-seconds"
+
+// kwokStages are the stages StartKwok adds to kwok's defaults.
+//
+//go:embed kwok-stages.yaml
+var kwokStages []byte
 
 // KwokBinaries are the paths of the kwok controller, its configuration (kwok's default stages,
 // its /metrics/resource emulation and usage from annotations) and metrics-server.
@@ -88,9 +103,15 @@ type Kwok struct {
 	// MetricsServerPort metrics-server's.
 	KubeletPort, MetricsServerPort int
 
-	dir      string
-	procs    processes
-	stopOnce sync.Once
+	dir        string
+	cp         *ControlPlane
+	bins       KwokBinaries
+	resolution time.Duration
+	procs      processes // the kwok controller
+
+	mu            sync.Mutex
+	metricsServer *process // nil while stopped (StopMetricsServer)
+	stopOnce      sync.Once
 }
 
 // ResourceMetricsAPIService is the APIService StartKwok gives to metrics-server (replacing a
@@ -138,6 +159,10 @@ func StartKwokFor(cp *ControlPlane, opts KwokOptions) (k *Kwok, err error) {
 	if err := os.MkdirAll(k.dir, 0o700); err != nil {
 		return k, err
 	}
+	stages := filepath.Join(k.dir, "stages.yaml")
+	if err := os.WriteFile(stages, kwokStages, 0o600); err != nil {
+		return k, err
+	}
 	// The nodes first: kwok's node-initialize stage fills in their status (Ready, the
 	// InternalIP 127.0.0.1 and kubelet port of --node-ip / --node-port), and metrics-server
 	// reads each node's metrics from the path in its resource-metrics-path annotation, where
@@ -165,7 +190,7 @@ func StartKwokFor(cp *ControlPlane, opts KwokOptions) (k *Kwok, err error) {
 		k.KubeletPort = port
 		kwok, err := startProcessEnv("kwok", bins.Kwok, k.dir, []string{"HOME=" + k.dir},
 			"--kubeconfig="+cp.Kubeconfig,
-			"--config="+bins.KwokConfig,
+			"--config="+bins.KwokConfig, "--config="+stages,
 			"--manage-nodes-with-annotation-selector="+kwokNodeAnnotation+"=fake",
 			"--node-ip=127.0.0.1", fmt.Sprintf("--node-port=%d", port),
 			"--server-address="+hostPort(port),
@@ -194,24 +219,32 @@ func StartKwokFor(cp *ControlPlane, opts KwokOptions) (k *Kwok, err error) {
 		return k, err
 	}
 
+	k.cp, k.bins, k.resolution = cp, bins, opts.MetricResolution
+	return k, k.startMetricsServer(ctx)
+}
+
+// startMetricsServer starts metrics-server on a free port, registers it as
+// v1beta1.metrics.k8s.io and waits until the APIService is Available.
+func (k *Kwok) startMetricsServer(ctx context.Context) error {
+	cp := k.cp
 	pki := filepath.Join(k.dir, "pki")
 	if err := os.MkdirAll(pki, 0o700); err != nil {
-		return k, err
+		return err
 	}
 	certPEM, keyPEM, err := cp.servingCA.SignServer("metrics-server", "127.0.0.1", "localhost",
 		"metrics-server.kube-system.svc", "metrics-server.kube-system.svc.cluster.local")
 	if err != nil {
-		return k, err
+		return err
 	}
 	certFile, keyFile := filepath.Join(pki, "metrics-server.crt"), filepath.Join(pki, "metrics-server.key")
 	if err := writePair(certFile, keyFile, certPEM, keyPEM); err != nil {
-		return k, err
+		return err
 	}
 	// kwok's server presents a self-signed certificate, as a kubelet without a serving
 	// certificate from the cluster's CA does: hence --kubelet-insecure-tls.
 	ms, err := startOnFreePort(func(port int) (*process, error) {
 		k.MetricsServerPort = port
-		ms, err := startProcess("metrics-server", bins.MetricsServer, k.dir,
+		ms, err := startProcess("metrics-server", k.bins.MetricsServer, k.dir,
 			"--kubeconfig="+cp.Kubeconfig,
 			"--authentication-kubeconfig="+cp.Kubeconfig,
 			"--authorization-kubeconfig="+cp.Kubeconfig,
@@ -221,7 +254,7 @@ func StartKwokFor(cp *ControlPlane, opts KwokOptions) (k *Kwok, err error) {
 			"--kubelet-use-node-status-port",
 			"--kubelet-preferred-address-types=InternalIP",
 			"--kubelet-request-timeout=5s",
-			"--metric-resolution="+opts.MetricResolution.String(),
+			"--metric-resolution="+k.resolution.String(),
 			"--profiling=false")
 		if err != nil {
 			return nil, err
@@ -231,18 +264,55 @@ func StartKwokFor(cp *ControlPlane, opts KwokOptions) (k *Kwok, err error) {
 		}
 		return ms, nil
 	})
-	if ms != nil {
-		k.procs = append(k.procs, ms)
-	}
+	k.mu.Lock()
+	k.metricsServer = ms
+	k.mu.Unlock()
 	if err != nil {
-		return k, err
+		return err
 	}
+	// Created anew (the port may have changed): kube-apiserver checks a new APIService at
+	// once, where an unchanged one that failed its checks is retried only after a backoff.
 	reg := Registration{ServiceNamespace: "kube-system", ServiceName: "metrics-server", Route: RouteExternalName,
 		GroupVersions: []schema.GroupVersion{ResourceMetricsGV}}
-	if err := registerAPIServices(ctx, cp.Config, k.MetricsServerPort, cp.servingCA.CertPEM, reg); err != nil {
-		return k, err
+	return registerAPIServices(ctx, cp.Config, k.MetricsServerPort, cp.servingCA.CertPEM, reg)
+}
+
+// StopMetricsServer stops metrics-server, as when its pod is gone, and waits until
+// kube-apiserver answers metrics.k8s.io requests 503 ServiceUnavailable (the aggregator
+// cannot reach it), what an HPA controller then reads. StartMetricsServer starts it again.
+func (k *Kwok) StopMetricsServer(ctx context.Context) error {
+	k.stopMetricsServer()
+	cs, err := kubernetes.NewForConfig(k.cp.Config)
+	if err != nil {
+		return err
 	}
-	return k, nil
+	for {
+		err := cs.Discovery().RESTClient().Get().AbsPath("/apis", ResourceMetricsGV.Group, ResourceMetricsGV.Version, "pods").Do(ctx).Error()
+		if apierrors.IsServiceUnavailable(err) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("controlplane: metrics.k8s.io still answers (%v) with metrics-server stopped: %w", err, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// StartMetricsServer starts metrics-server again after StopMetricsServer and waits until
+// metrics.k8s.io is Available. Like any new metrics-server it has no usage to report until
+// it has scraped every node twice (two metric resolutions).
+func (k *Kwok) StartMetricsServer(ctx context.Context) error {
+	k.mu.Lock()
+	running := k.metricsServer != nil
+	k.mu.Unlock()
+	if running {
+		return errors.New("controlplane: metrics-server is running")
+	}
+	if err := k.startMetricsServer(ctx); err != nil {
+		return fmt.Errorf("controlplane: metrics-server: %w\n%s", err, k.Logs(4000))
+	}
+	return nil
 }
 
 // caClient is an HTTPS client trusting cp's CA, for metrics-server's health.
@@ -280,11 +350,103 @@ func SetKwokPodUsage(ctx context.Context, cs kubernetes.Interface, namespace, po
 	return err
 }
 
+// KwokNoUsage is the usage (SetKwokPodUsage) that keeps a pod out of metrics.k8s.io:
+// metrics-server drops a pod whose container reports no CPU time or no memory working set, as
+// a kubelet reports a container that has none yet, so the pod is in no PodMetrics list.
+func KwokNoUsage() corev1.ResourceList {
+	return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0"), corev1.ResourceMemory: resource.MustParse("0")}
+}
+
+// KwokCPU is the CPU usage to set (SetKwokPodUsage) for a pod that metrics.k8s.io should
+// show as milli millicores, as the HPA controller reads it (each container's usage rounded up
+// to whole millicores): half a millicore less. metrics-server divides the CPU time kwok counts
+// by its own scrape interval, a few microseconds a second off kwok's clock, so a whole
+// millicore set would read as one more now and then.
+func KwokCPU(milli int64) resource.Quantity {
+	return *resource.NewScaledQuantity(milli*1000-500, resource.Micro)
+}
+
+// WaitPodUsage polls metrics.k8s.io (PodMetrics of namespace) until every pod in want shows
+// the CPU and memory want gives it (other pods and resources are not looked at): CPU rounded
+// up to millicores, as the HPA controller reads it (see KwokCPU), memory to the byte. A value
+// set through kwok's annotations shows after metrics-server's next scrape; a new pod's (or a
+// restarted metrics-server's) after two. The error names the pods still off when ctx ends.
+func (k *Kwok) WaitPodUsage(ctx context.Context, namespace string, want map[string]corev1.ResourceList) error {
+	mc, err := metricsclient.NewForConfig(k.cp.Config)
+	if err != nil {
+		return err
+	}
+	for {
+		var off []string
+		list, err := mc.MetricsV1beta1().PodMetricses(namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			off = append(off, err.Error())
+		} else {
+			got := map[string]corev1.ResourceList{}
+			for _, pm := range list.Items {
+				sum := corev1.ResourceList{}
+				var cpu int64
+				for _, c := range pm.Containers {
+					cpu += c.Usage.Cpu().MilliValue()
+					mem := sum[corev1.ResourceMemory]
+					mem.Add(*c.Usage.Memory())
+					sum[corev1.ResourceMemory] = mem
+				}
+				sum[corev1.ResourceCPU] = *resource.NewMilliQuantity(cpu, resource.DecimalSI)
+				got[pm.Name] = sum
+			}
+			for _, pod := range slices.Sorted(maps.Keys(want)) {
+				g, ok := got[pod]
+				if !ok {
+					off = append(off, pod+": no metrics")
+					continue
+				}
+				if w, ok := want[pod][corev1.ResourceCPU]; ok && w.MilliValue() != g.Cpu().MilliValue() {
+					off = append(off, fmt.Sprintf("%s: cpu %dm, want %dm", pod, g.Cpu().MilliValue(), w.MilliValue()))
+				}
+				if w, ok := want[pod][corev1.ResourceMemory]; ok && w.Cmp(g[corev1.ResourceMemory]) != 0 {
+					off = append(off, fmt.Sprintf("%s: memory %s, want %s", pod, g.Memory(), &w))
+				}
+			}
+		}
+		if len(off) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("controlplane: PodMetrics in %s: %s: %w", namespace, strings.Join(off, "; "), ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
 // Stop stops metrics-server and the kwok controller. Safe to call more than once.
-func (k *Kwok) Stop() { k.stopOnce.Do(k.procs.stop) }
+func (k *Kwok) Stop() {
+	k.stopOnce.Do(func() {
+		k.stopMetricsServer()
+		k.procs.stop()
+	})
+}
+
+// stopMetricsServer stops the metrics-server process, if one runs.
+func (k *Kwok) stopMetricsServer() {
+	k.mu.Lock()
+	ms := k.metricsServer
+	k.metricsServer = nil
+	k.mu.Unlock()
+	ms.stop(5 * time.Second) // nil-safe
+}
 
 // Logs is the end (up to maxBytes each) of kwok's and metrics-server's logs.
-func (k *Kwok) Logs(maxBytes int) string { return k.procs.logs(maxBytes) }
+func (k *Kwok) Logs(maxBytes int) string {
+	k.mu.Lock()
+	ps := k.procs
+	if k.metricsServer != nil {
+		ps = append(slices.Clone(ps), k.metricsServer)
+	}
+	k.mu.Unlock()
+	return ps.logs(maxBytes)
+}
 
 // startOnFreePort starts a process on a port picked free just before (start waits until it
 // serves), and when the process exits because another took the port in between, starts it

@@ -114,3 +114,91 @@ func TestKwokMetricsServer(t *testing.T) {
 	}
 	t.Logf("NodeMetrics %s: cpu %s memory %s", nm.Name, nm.Usage.Cpu(), nm.Usage.Memory())
 }
+
+// TestKwokReadinessAndMissingMetrics: a pod annotated KwokReadyAfterAnnotation "6" starts
+// Running and unready on the kwok node and turns Ready 6 s after its start time (the stages
+// StartKwok adds), while a plain pod is Ready at once; a pod given KwokNoUsage is left out of
+// PodMetrics while the others report.
+func TestKwokReadinessAndMissingMetrics(t *testing.T) {
+	cp := controlplane.Start(t, controlplane.Options{})
+	k := controlplane.StartKwok(t, cp, controlplane.KwokOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cs := cp.Client
+	const ns = "kwok-ready"
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	lateCPU, readyCPU := controlplane.KwokCPU(200), controlplane.KwokCPU(100)
+	pod := func(name string, ann map[string]string) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: ann},
+			Spec: corev1.PodSpec{NodeName: k.Nodes[0],
+				Containers: []corev1.Container{{Name: "app", Image: "registry.example/web:1"}}},
+		}
+	}
+	for _, p := range []*corev1.Pod{
+		pod("late", map[string]string{controlplane.KwokReadyAfterAnnotation: "6", controlplane.KwokUsageCPUAnnotation: lateCPU.String()}),
+		pod("ready", map[string]string{controlplane.KwokUsageCPUAnnotation: readyCPU.String()}),
+		pod("silent", map[string]string{controlplane.KwokUsageCPUAnnotation: "0", controlplane.KwokUsageMemoryAnnotation: "0"}),
+	} {
+		if _, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func(name string) *corev1.Pod {
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	ready := func(p *corev1.Pod) (corev1.ConditionStatus, time.Time) {
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady {
+				return c.Status, c.LastTransitionTime.Time
+			}
+		}
+		return "", time.Time{}
+	}
+	poll(ctx, t, "pod late Running and unready", func() (bool, error) {
+		p := get("late")
+		st, _ := ready(p)
+		return p.Status.Phase == corev1.PodRunning && p.Status.StartTime != nil && st == corev1.ConditionFalse, nil
+	})
+	if st, _ := ready(get("ready")); st != corev1.ConditionTrue {
+		t.Errorf("pod ready: Ready %q while late is unready, want True at once", st)
+	}
+	poll(ctx, t, "pod late Ready", func() (bool, error) {
+		st, _ := ready(get("late"))
+		return st == corev1.ConditionTrue, nil
+	})
+	late := get("late")
+	_, at := ready(late)
+	if d := at.Sub(late.Status.StartTime.Time); d < 5*time.Second {
+		t.Errorf("pod late Ready %v after its start, want 6 s", d)
+	}
+
+	// Both reporting pods show their usage; the silent one has no PodMetrics.
+	if err := k.WaitPodUsage(ctx, ns, map[string]corev1.ResourceList{
+		"late":  {corev1.ResourceCPU: lateCPU},
+		"ready": {corev1.ResourceCPU: readyCPU},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	mc, err := metricsclient.NewForConfig(cp.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := mc.MetricsV1beta1().PodMetricses(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, pm := range list.Items {
+		names = append(names, pm.Name)
+	}
+	if got := strings.Join(names, ","); got != "late,ready" {
+		t.Errorf("PodMetrics for %s, want late,ready (silent reports no usage)", got)
+	}
+}

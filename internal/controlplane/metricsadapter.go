@@ -43,6 +43,12 @@ var (
 // (PodMetrics) with values the test sets. Register it with kube-apiserver's aggregation
 // layer (StartMetricsAdapter does) or call URL directly.
 //
+// The e2e tests use it for the custom and external metrics APIs, whose values a test must
+// choose and no real component serves; resource metrics come from the real metrics-server on
+// kwok nodes (StartKwok, which takes v1beta1.metrics.k8s.io over). Its metrics.k8s.io
+// (SetPodUsage) remains for the fleet benchmark (cmd/hpa-bench/internal/fleet), whose
+// thousands of pods no kwok node runs, and for tests of the adapter itself.
+//
 // Wildcard requests (pods/* custom metrics, PodMetrics lists) select pods by listing them
 // with the request's labelSelector through the Pods client given at construction (nil: every
 // pod with a value, selector ignored). metricLabelSelector is not applied to custom metrics
