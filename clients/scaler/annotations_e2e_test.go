@@ -93,18 +93,15 @@ func TestAnnotations(t *testing.T) {
 	annotate(FallbackReplicasAnnotation+"=2", FallbackAfterAnnotation+"=2", SyncPeriodAnnotation+"=1h")
 	waitAutoscaler(t, f.s, key, func(a *Autoscaler) bool { return a.Controls.Fallback != nil })
 	e.stopMetricsServer(t, f.ctx)
-	syncWithoutMetrics := func() {
-		t.Helper()
-		f.runPods(f.kube)
-		if err := f.s.SyncOne(f.ctx, key); err != nil {
-			t.Fatal(err)
-		}
+	if err := f.stepWithoutMetrics(); err != nil {
+		t.Fatal(err)
 	}
-	syncWithoutMetrics()
 	if r := f.replicas(); r != 4 {
 		t.Fatalf("replicas = %d after one sync without metrics, want 4 (held)", r)
 	}
-	syncWithoutMetrics()
+	if err := f.stepWithoutMetrics(); err != nil {
+		t.Fatal(err)
+	}
 	if r := f.replicas(); r != 2 {
 		t.Fatalf("replicas = %d after two syncs without metrics, want the fallback's 2", r)
 	}

@@ -301,6 +301,14 @@ func (f *fixture) step() error {
 	return f.s.SyncOne(f.ctx, f.ns+"/web")
 }
 
+// stepWithoutMetrics is step while metrics-server is stopped: the pods run, nothing waits for
+// metrics.k8s.io.
+func (f *fixture) stepWithoutMetrics() error {
+	f.t.Helper()
+	f.runPods(f.kube)
+	return f.s.SyncOne(f.ctx, f.ns+"/web")
+}
+
 func (f *fixture) replicas() int32 {
 	f.t.Helper()
 	sc, err := f.e.cp.Client.AppsV1().Deployments(f.ns).GetScale(f.ctx, "web", metav1.GetOptions{})
@@ -448,8 +456,7 @@ func (e *e2eEnv) metricFails(t *testing.T) {
 	f.setDemand(200) // wants 4
 	restart := e.stopMetricsServer(t, f.ctx)
 	for i := 0; i < 3; i++ {
-		f.runPods(f.kube)
-		if err := f.s.SyncOne(f.ctx, f.ns+"/web"); err != nil {
+		if err := f.stepWithoutMetrics(); err != nil {
 			t.Fatal(err)
 		}
 	}

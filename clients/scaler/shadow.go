@@ -7,12 +7,12 @@ package scaler
 
 import (
 	"fmt"
-	"google.golang.org/protobuf/types/known/timestamppb"
 	"log/slog"
 	"math"
 	"strings"
 	"time"
 
+	"google.golang.org/protobuf/types/known/timestamppb"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"

@@ -1,7 +1,6 @@
 package scaler
 
 import (
-	"k8s.io/apimachinery/pkg/api/resource"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
@@ -206,10 +206,7 @@ func TestCompareShadow(t *testing.T) {
 		}, shadowNotComparable, "the in-tree controller's count 4 is not its ratio 2.000 times its 4 replicas"},
 		{"Value target: the in-tree count is its ratio times its replicas", func(in *shadowInputs) {
 			valueTargetStatus(in, 4, 8, "60")
-			in.scale.Spec.Replicas = 4
 			in.resp = resp(8, 100, "500m")
-			in.hpa.Status.CurrentMetrics = []autoscalingv2.MetricStatus{{Type: autoscalingv2.ObjectMetricSourceType,
-				Object: &autoscalingv2.ObjectMetricStatus{Current: autoscalingv2.MetricValueStatus{Value: ptr(resource.MustParse("60"))}}}}
 		}, shadowNotComparable, "the metrics differ"},
 		{"a pod's next transition is still ahead", func(in *shadowInputs) {
 			in.req.Pods[0].StartTime = timestamppb.New(now.Add(-40 * time.Second)) // ready since then; CPU init ends in 20s

@@ -282,12 +282,8 @@ func (k *Kwok) startMetricsServer(ctx context.Context) error {
 // cannot reach it), what an HPA controller then reads. StartMetricsServer starts it again.
 func (k *Kwok) StopMetricsServer(ctx context.Context) error {
 	k.stopMetricsServer()
-	cs, err := kubernetes.NewForConfig(k.cp.Config)
-	if err != nil {
-		return err
-	}
 	for {
-		err := cs.Discovery().RESTClient().Get().AbsPath("/apis", ResourceMetricsGV.Group, ResourceMetricsGV.Version, "pods").Do(ctx).Error()
+		err := k.cp.Client.Discovery().RESTClient().Get().AbsPath("/apis", ResourceMetricsGV.Group, ResourceMetricsGV.Version, "pods").Do(ctx).Error()
 		if apierrors.IsServiceUnavailable(err) {
 			return nil
 		}

@@ -129,7 +129,7 @@ func TestKwokReadinessAndMissingMetrics(t *testing.T) {
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	lateCPU, readyCPU := controlplane.KwokCPU(200), controlplane.KwokCPU(100)
+	lateCPU, readyCPU, none := controlplane.KwokCPU(200), controlplane.KwokCPU(100), controlplane.KwokNoUsage()
 	pod := func(name string, ann map[string]string) *corev1.Pod {
 		return &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: ann},
@@ -140,7 +140,7 @@ func TestKwokReadinessAndMissingMetrics(t *testing.T) {
 	for _, p := range []*corev1.Pod{
 		pod("late", map[string]string{controlplane.KwokReadyAfterAnnotation: "6", controlplane.KwokUsageCPUAnnotation: lateCPU.String()}),
 		pod("ready", map[string]string{controlplane.KwokUsageCPUAnnotation: readyCPU.String()}),
-		pod("silent", map[string]string{controlplane.KwokUsageCPUAnnotation: "0", controlplane.KwokUsageMemoryAnnotation: "0"}),
+		pod("silent", map[string]string{controlplane.KwokUsageCPUAnnotation: none.Cpu().String(), controlplane.KwokUsageMemoryAnnotation: none.Memory().String()}),
 	} {
 		if _, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
