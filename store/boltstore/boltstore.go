@@ -176,9 +176,10 @@ func (s *Store) Get(ctx context.Context, key store.Key) (*store.Target, error) {
 }
 
 // Update implements store.Store: one read-modify-write in a bbolt write transaction, which
-// other targets' writes share (commit.go). fn runs inside the transaction; a transaction that
-// fails is retried with each write on its own, so fn may run more than once. The revision
-// is the targets bucket's next sequence, taken in the same transaction.
+// other targets' writes share (commit.go). fn runs, in the caller's goroutine, while the
+// transaction is open; a transaction that fails is retried with each write on its own, so fn
+// may run more than once. The revision is the targets bucket's next sequence, taken in the
+// same transaction.
 func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) (*store.Target, error) {
 	if err := codec.CheckKey(key); err != nil {
 		return nil, err
@@ -187,17 +188,15 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 		return nil, err
 	}
 	k := codec.EncodeKey(key)
-	// Set by the closure, which bbolt may run more than once: each run starts afresh.
+	// Set by modify, which may run more than once (each run starts afresh), and finish.
 	var (
+		next    *store.Target // fn's result, to write
 		result  *store.Target // what Update returns
 		written bool
 		fnErr   error
 	)
-	region := trace.StartRegion(ctx, CommitRegion)
-	err := s.commits.write(func(tx *bolt.Tx) error {
-		result, written, fnErr = nil, false, nil
-		b := tx.Bucket(bucketTargets)
-		v := b.Get(k)
+	modify := func(v []byte) error {
+		next, result, written, fnErr = nil, nil, false, nil
 		var cur *store.Target
 		if v != nil {
 			var err error
@@ -205,37 +204,46 @@ func (s *Store) Update(ctx context.Context, key store.Key, fn store.UpdateFunc) 
 				return err
 			}
 		}
-		next, err := fn(cur)
+		n, err := fn(cur)
 		switch {
 		case err != nil:
 			// Nothing written; the rest of the batch commits. fn's error is returned below.
 			fnErr = err
-			return nil
-		case next == nil && v != nil:
+		case n == nil && v != nil:
 			result, err = decode(key, v) // afresh: fn may have changed cur
 			return err
-		case next == nil:
+		case n != nil:
+			withKey := *n // fn's result is not changed
+			withKey.Key = key
+			next = &withKey
+		}
+		return nil
+	}
+	finish := func(tx *bolt.Tx) error {
+		if next == nil {
 			return nil
 		}
+		b := tx.Bucket(bucketTargets)
 		rev, err := b.NextSequence()
 		if err != nil {
 			return err
 		}
-		withKey := *next // fn's result is not changed
-		withKey.Key, withKey.Revision = key, int64(rev)
-		if err := s.writeDecisions(tx, k, &withKey); err != nil {
+		next.Revision = int64(rev)
+		if err := s.writeDecisions(tx, k, next); err != nil {
 			return err
 		}
-		enc, err := codec.Marshal(&withKey, int64(rev))
+		enc, err := codec.Marshal(next, int64(rev))
 		if err != nil {
 			return err
 		}
 		if err := b.Put(k, enc); err != nil {
 			return err
 		}
-		result, written = &withKey, true
+		result, written = next, true
 		return nil
-	})
+	}
+	region := trace.StartRegion(ctx, CommitRegion)
+	err := s.commits.write(bucketTargets, k, modify, finish)
 	region.End()
 	s.wrote(err)
 	switch {
@@ -264,16 +272,14 @@ func (s *Store) Delete(ctx context.Context, key store.Key) error {
 	}
 	k := codec.EncodeKey(key)
 	found := false
-	err := s.commits.write(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketTargets)
-		found = b.Get(k) != nil
+	err := s.commits.write(bucketTargets, k, func(v []byte) error { found = v != nil; return nil }, func(tx *bolt.Tx) error {
 		if !found {
 			return nil
 		}
 		if err := deleteDecisions(tx, k); err != nil {
 			return err
 		}
-		return b.Delete(k)
+		return tx.Bucket(bucketTargets).Delete(k)
 	})
 	s.wrote(err)
 	switch {
